@@ -1,0 +1,31 @@
+# memrecall tasks. `uv run just --list` shows them (just comes with the dev dependencies).
+
+# the scripted demo on the bundled example tree
+demo:
+    uv run memrecall demo
+
+# the test suite (the README's test command)
+test *ARGS:
+    uv run pytest {{ARGS}}
+
+# lint, format check and strict typing
+lint:
+    uv run ruff check .
+    uv run ruff format --check .
+    uv run mypy --strict
+
+# timing tables: scoring latency, scan latency, actor throughput
+bench:
+    uv run python -m memrecall.bench
+
+# seeded simulations of the real actors on a virtual clock
+sim SEED="1" RUNS="20":
+    uv run memrecall simulate --seed {{SEED}} --runs {{RUNS}}
+
+# the evaluation table on the project's labelled corpus
+eval:
+    uv run memrecall eval --corpus tests/fixtures/recall-eval.json
+
+# what CI runs
+ci:
+    bash .ci/run

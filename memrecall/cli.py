@@ -1,0 +1,127 @@
+"""The ``memrecall`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from memrecall.engine.scanner import MemoryTree, ScanResult, scan_tree
+
+__all__ = ["EXAMPLE_TREE", "main"]
+
+EXAMPLE_TREE = Path(__file__).resolve().parent.parent / "examples" / "memory"
+"""The bundled example tree (``examples/memory/{project,user}``)."""
+
+
+def _tree_from(args: argparse.Namespace) -> MemoryTree:
+    project = args.project
+    user = args.user
+    if project is None and user is None:
+        project = str(EXAMPLE_TREE / "project")
+        user = str(EXAMPLE_TREE / "user")
+    return MemoryTree.of(project=project, user=user)
+
+
+def _scan_json(result: ScanResult) -> bytes:
+    payload = {
+        "documents": [
+            {
+                "scope": d.scope.value,
+                "path": d.path,
+                "relative_path": d.relative_path,
+                "type": d.type.value,
+                "title": d.title,
+                "description": d.description,
+                "body_chars": len(d.body),
+                "mtime": d.mtime,
+            }
+            for d in result.documents
+        ],
+        "diagnostics": [
+            {"path": g.path, "kind": g.kind.value, "detail": g.detail, "skipped": g.skipped}
+            for g in result.diagnostics
+        ],
+    }
+    return msgspec.json.encode(payload)
+
+
+def _cell_width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int) -> str:
+    """Clip and pad to ``width`` terminal cells (CJK characters take two)."""
+    out = ""
+    for char in text:
+        if _cell_width(out + char) > width - (1 if len(out) < len(text) - 1 else 0):
+            out += "…"
+            break
+        out += char
+    return out + " " * max(0, width - _cell_width(out))
+
+
+def print_scan(result: ScanResult) -> None:
+    """Print the documents and diagnostics of a scan as a readable table."""
+    print(f"{len(result.documents)} documents")
+    print(f"  {'scope':<8} {'type':<10} {'title':<40} path")
+    for d in result.documents:
+        print(f"  {d.scope.value:<8} {d.type.value:<10} {_pad(d.title, 40)} {d.relative_path}")
+    print(f"{len(result.diagnostics)} diagnostics")
+    for diagnostic in result.diagnostics:
+        print(f"  {diagnostic}")
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    result = scan_tree(_tree_from(args))
+    if args.json:
+        sys.stdout.buffer.write(_scan_json(result) + b"\n")
+    else:
+        print_scan(result)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from memrecall.demo import run_demo
+
+    return run_demo(_tree_from(args))
+
+
+def _add_tree_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project", metavar="DIR", help="project memory root")
+    parser.add_argument("--user", metavar="DIR", help="user memory root")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    parser = argparse.ArgumentParser(prog="memrecall", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    scan = sub.add_parser("scan", help="list the documents and diagnostics of a memory tree")
+    _add_tree_options(scan)
+    scan.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    scan.set_defaults(func=_cmd_scan)
+
+    demo = sub.add_parser("demo", help="run the scripted demo on the bundled example tree")
+    _add_tree_options(demo)
+    demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``memrecall`` script."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

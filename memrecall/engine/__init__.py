@@ -1,0 +1,1 @@
+"""The pure core: documents, scanning, scoring, candidates, rendering and the plan state machine."""

@@ -1,0 +1,74 @@
+"""Effects: what the pure plan state machine asks its actor to do.
+
+Effects are data. The actor carries them out in order; nothing in an effect
+requires the actor to make a decision of its own.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .telemetry import DeliveryPoint, Phase, TelemetryRecord
+
+__all__ = [
+    "ArmInitialDeadline",
+    "CallSelector",
+    "CancelWork",
+    "Deliver",
+    "Effect",
+    "EmitTelemetry",
+    "ReleaseInitialWait",
+    "StartScan",
+]
+
+
+class _Effect(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+    """Base of every effect; the tag field is ``kind``."""
+
+
+class StartScan(_Effect, frozen=True, tag="start_scan"):
+    """Scan the memory tree and rank candidates (in a worker thread)."""
+
+
+class ArmInitialDeadline(_Effect, frozen=True, tag="arm_initial_deadline"):
+    """Feed :class:`~memrecall.events.inputs.InitialDeadline` back at time ``at`` (seconds)."""
+
+    at: float
+
+
+class CallSelector(_Effect, frozen=True, tag="call_selector"):
+    """Ask the selector to choose among the ``candidates`` prepared by the scan."""
+
+    candidates: int
+
+
+class Deliver(_Effect, frozen=True, tag="deliver"):
+    """Put ``prompt`` in front of the first request (initial) or after the tool output.
+
+    ``paths`` are the delivered documents; the session adds them to its
+    surfaced set so later recalls of the session skip them.
+    """
+
+    phase: Phase
+    point: DeliveryPoint
+    prompt: str
+    paths: tuple[str, ...]
+
+
+class ReleaseInitialWait(_Effect, frozen=True, tag="release_initial_wait"):
+    """The bounded initial wait is over; the first request may go now."""
+
+
+class CancelWork(_Effect, frozen=True, tag="cancel_work"):
+    """Stop the scan and the selector call of this plan; their results no longer matter."""
+
+
+class EmitTelemetry(_Effect, frozen=True, tag="emit_telemetry"):
+    """Hand one record to the telemetry sinks."""
+
+    record: TelemetryRecord
+
+
+Effect = (
+    StartScan | ArmInitialDeadline | CallSelector | Deliver | ReleaseInitialWait | CancelWork
+) | EmitTelemetry

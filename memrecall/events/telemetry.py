@@ -1,0 +1,86 @@
+"""Telemetry records: enums, counts and durations only.
+
+Invariant (checked by a property test): no field of a record can carry query
+text, memory content, a path or an id. ``query_length`` (UTF-16 code units, as
+upstream) is the only query-derived value.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+__all__ = [
+    "DeliveryPoint",
+    "DeliveryRecord",
+    "DiscardReason",
+    "Phase",
+    "SelectionRecord",
+    "Strategy",
+    "TelemetryRecord",
+]
+
+
+class Phase(enum.StrEnum):
+    """Delivery stage: the deterministic fast result or the refined (selected) one."""
+
+    FAST = "fast"
+    REFINED = "refined"
+
+
+class DeliveryPoint(enum.StrEnum):
+    """Where a result went: before the first request, after a tool result, or nowhere."""
+
+    INITIAL = "initial"
+    TOOL_RESULT = "tool_result"
+    DISCARDED = "discarded"
+
+
+class DiscardReason(enum.StrEnum):
+    """Why a plan ended without delivering its refined result."""
+
+    NO_SAFE_DELIVERY_POINT = "no_safe_delivery_point"
+    NEW_QUERY = "new_query"
+    RESET = "reset"
+    ABORT = "abort"
+    SHUTDOWN = "shutdown"
+    NO_RELEVANT_RESULTS = "no_relevant_results"
+    ALREADY_DELIVERED = "already_delivered"
+
+
+class Strategy(enum.StrEnum):
+    """How a result was selected; orthogonal to :class:`Phase`."""
+
+    NONE = "none"
+    HEURISTIC = "heuristic"
+    MODEL = "model"
+
+
+class SelectionRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="selection"):
+    """Emitted once when a recall settles (never for the fast result or a cancelled recall)."""
+
+    query_length: int
+    docs_scanned: int
+    docs_selected: int
+    strategy: Strategy
+    duration_ms: float
+
+
+class DeliveryRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="delivery"):
+    """A delivery outcome. ``phase=refined`` records are terminal: exactly one per plan."""
+
+    phase: Phase
+    delivery_point: DeliveryPoint
+    strategy: Strategy
+    docs_selected: int
+    latency_ms: float
+    discard_reason: DiscardReason | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """True for the one record that ends a plan (every refined record)."""
+        return self.phase is Phase.REFINED
+
+
+TelemetryRecord = SelectionRecord | DeliveryRecord
