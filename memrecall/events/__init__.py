@@ -12,6 +12,7 @@ from .effects import CancelWork as CancelWork
 from .effects import Deliver as Deliver
 from .effects import Effect as Effect
 from .effects import EmitTelemetry as EmitTelemetry
+from .effects import Ignore as Ignore
 from .effects import ReleaseInitialWait as ReleaseInitialWait
 from .effects import StartScan as StartScan
 from .inputs import Abort as Abort

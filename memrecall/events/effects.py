@@ -17,6 +17,7 @@ __all__ = [
     "Deliver",
     "Effect",
     "EmitTelemetry",
+    "Ignore",
     "ReleaseInitialWait",
     "StartScan",
 ]
@@ -63,6 +64,12 @@ class CancelWork(_Effect, frozen=True, tag="cancel_work"):
     """Stop the scan and the selector call of this plan; their results no longer matter."""
 
 
+class Ignore(_Effect, frozen=True, tag="ignore"):
+    """The event changes nothing in this state; ``reason`` says why (for logs and debugging)."""
+
+    reason: str
+
+
 class EmitTelemetry(_Effect, frozen=True, tag="emit_telemetry"):
     """Hand one record to the telemetry sinks."""
 
@@ -70,5 +77,12 @@ class EmitTelemetry(_Effect, frozen=True, tag="emit_telemetry"):
 
 
 Effect = (
-    StartScan | ArmInitialDeadline | CallSelector | Deliver | ReleaseInitialWait | CancelWork
-) | EmitTelemetry
+    StartScan
+    | ArmInitialDeadline
+    | CallSelector
+    | Deliver
+    | ReleaseInitialWait
+    | CancelWork
+    | EmitTelemetry
+    | Ignore
+)

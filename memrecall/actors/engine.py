@@ -1,0 +1,90 @@
+"""The engine: one nursery that owns every session actor and, through them, every plan."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+
+import trio
+
+from memrecall.engine.scanner import MemoryTree
+from memrecall.engine.source import DocumentSource, TreeSource
+from memrecall.sinks import TelemetrySink
+
+from .plan import PlanObserver
+from .selector import Selector
+from .session import Session, SessionClosedError
+from .settings import EngineSettings
+
+__all__ = ["Engine", "open_engine"]
+
+
+class Engine:
+    """Opens sessions. Use :func:`open_engine` to get one."""
+
+    def __init__(self, nursery: trio.Nursery, settings: EngineSettings) -> None:
+        self.settings = settings
+        self._nursery = nursery
+        self._sessions: list[Session] = []
+        self._ids = itertools.count(1)
+        self._closed = False
+
+    async def open_session(self, session_id: str | None = None) -> Session:
+        """Start a session actor for one conversation."""
+        if self._closed:
+            raise SessionClosedError("the engine is shut down")
+        session = Session(session_id or f"s{next(self._ids)}", self.settings)
+        await self._nursery.start(session.run)
+        self._sessions.append(session)
+        return session
+
+    async def aclose(self) -> None:
+        """Shut every session down; each pending plan ends with ``shutdown``."""
+        self._closed = True
+        for session in self._sessions:
+            with contextlib.suppress(SessionClosedError):
+                await session.close()
+
+
+@asynccontextmanager
+async def open_engine(
+    memory: MemoryTree | DocumentSource,
+    *,
+    selector: Selector | None = None,
+    sinks: Iterable[TelemetrySink] = (),
+    observer: PlanObserver | None = None,
+    wall_clock: Callable[[], float] = time.time,
+    scan_in_thread: bool = True,
+    scan_delay: float = 0.0,
+) -> AsyncIterator[Engine]:
+    """Open an engine over a memory tree (or any document source).
+
+    On exit every session is shut down and every pending plan records its
+    terminal event. If the host cancels the block, the plans still record
+    theirs (``shutdown``) while they unwind; nothing outlives the block.
+    """
+    source = TreeSource(memory) if isinstance(memory, MemoryTree) else memory
+    settings = EngineSettings(
+        source=source,
+        selector=selector,
+        sinks=tuple(sinks),
+        observer=observer,
+        wall_clock=wall_clock,
+        scan_in_thread=scan_in_thread,
+        scan_delay=scan_delay,
+    )
+    async with trio.open_nursery() as nursery:
+        engine = Engine(nursery, settings)
+        try:
+            yield engine
+        finally:
+            # Drain gracefully even if the host is cancelling us: shutting a session down
+            # only forwards an event and waits for it to be processed, never for I/O.
+            with trio.move_on_after(_DRAIN_SECONDS, shield=True):
+                await engine.aclose()
+
+
+_DRAIN_SECONDS = 5.0

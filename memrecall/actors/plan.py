@@ -1,0 +1,320 @@
+"""The plan actor: one trio task per user query, driving the pure state machine.
+
+The actor owns a memory channel. Everything the plan must react to arrives
+there as an event: the runtime's inputs (forwarded by the session actor) and
+the completions of its own workers (the scan, the selector call, the initial
+deadline). For each event it asks :func:`memrecall.engine.plan.step` what to
+do and carries out the effects in order. It makes no decision of its own.
+
+If the host cancels the actor while its plan is still open, the actor feeds a
+``Shutdown`` into the machine synchronously before it unwinds, so the plan's
+terminal record is still produced by a transition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import attrs
+import trio
+
+from memrecall.engine.candidates import RecallCandidates
+from memrecall.engine.plan import Plan, PlanOptions, start, step
+from memrecall.engine.render import MAX_PROMPT_DOCS
+from memrecall.engine.source import DocumentSource, prepare_recall
+from memrecall.events.effects import (
+    ArmInitialDeadline,
+    CallSelector,
+    CancelWork,
+    Deliver,
+    Effect,
+    EmitTelemetry,
+    Ignore,
+    ReleaseInitialWait,
+    StartScan,
+)
+from memrecall.events.inputs import (
+    InitialDeadline,
+    PlanEvent,
+    ScanCompleted,
+    ScanFailed,
+    SelectorFailed,
+    SelectorFailure,
+    SelectorSucceeded,
+    Shutdown,
+    UserQuery,
+)
+from memrecall.events.telemetry import DeliveryPoint, Phase
+from memrecall.sinks import TelemetrySink
+
+from .selector import (
+    SELECTOR_CEILING,
+    Selector,
+    SelectorRequest,
+    SelectorResponseError,
+    validate_selection,
+)
+
+__all__ = ["MemoryBlock", "OneShot", "PlanActor", "PlanObserver"]
+
+log = logging.getLogger("memrecall.plan")
+
+
+@attrs.frozen
+class MemoryBlock:
+    """A memory block to put into the conversation, and the documents it holds."""
+
+    prompt: str
+    phase: Phase
+    paths: tuple[str, ...]
+
+
+@attrs.define(eq=False)
+class OneShot:
+    """A value that is set once and awaited by whoever needs it."""
+
+    _event: trio.Event = attrs.field(factory=trio.Event)
+    _value: MemoryBlock | None = None
+
+    def set(self, value: MemoryBlock | None) -> None:
+        """Set the value (later calls are ignored) and wake the waiters."""
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    @property
+    def is_set(self) -> bool:
+        """True once a value was set."""
+        return self._event.is_set()
+
+    async def wait(self) -> MemoryBlock | None:
+        """Wait for the value."""
+        await self._event.wait()
+        return self._value
+
+
+class PlanObserver(Protocol):
+    """Sees everything a plan consumes and produces (the event log implements this)."""
+
+    def opened(self, plan_id: str, options: PlanOptions, query: UserQuery) -> None:
+        """A plan opened."""
+        ...
+
+    def consumed(self, plan_id: str, event: PlanEvent, now: float) -> None:
+        """A plan consumed ``event`` at ``now``."""
+        ...
+
+    def produced(self, plan_id: str, effect: Effect) -> None:
+        """A plan produced ``effect`` (in order, after the event that caused it)."""
+        ...
+
+
+@attrs.define(eq=False)
+class _Envelope:
+    event: PlanEvent
+    reply: OneShot | None = None
+
+
+class PlanActor:
+    """Runs one plan. Create it, then ``await nursery.start(actor.run)``."""
+
+    def __init__(
+        self,
+        *,
+        plan_id: str,
+        query: UserQuery,
+        options: PlanOptions,
+        source: DocumentSource,
+        selector: Selector | None,
+        excluded_paths: frozenset[str],
+        sinks: Sequence[TelemetrySink],
+        on_deliver: Callable[[tuple[str, ...]], None],
+        observer: PlanObserver | None = None,
+        scan_in_thread: bool = True,
+        scan_delay: float = 0.0,
+    ) -> None:
+        self.plan_id = plan_id
+        self.query = query
+        self.options = options
+        self.initial = OneShot()
+        self._source = source
+        self._selector = selector
+        self._excluded = excluded_paths
+        self._sinks = tuple(sinks)
+        self._on_deliver = on_deliver
+        self._observer = observer
+        self._scan_in_thread = scan_in_thread
+        self._scan_delay = scan_delay
+        self._send, self._receive = trio.open_memory_channel[_Envelope](math.inf)
+        self._plan: Plan | None = None
+        self._initial_block: MemoryBlock | None = None
+        self._candidates: RecallCandidates | None = None
+        self._work_scopes: list[trio.CancelScope] = []
+        self._work: trio.Nursery | None = None
+
+    @property
+    def plan(self) -> Plan:
+        """The current plan state."""
+        assert self._plan is not None, "the actor has not started"
+        return self._plan
+
+    @property
+    def done(self) -> bool:
+        """True once the plan reached a terminal state."""
+        return self._plan is not None and self._plan.terminal
+
+    def send(self, event: PlanEvent) -> OneShot:
+        """Queue an event; the returned one-shot holds any block delivered in response."""
+        reply = OneShot()
+        try:
+            self._send.send_nowait(_Envelope(event, reply))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            reply.set(None)  # the plan is over: nothing more can come of it
+        return reply
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The actor's life: start the plan, consume events until it is over."""
+        async with trio.open_nursery() as work:
+            self._work = work
+            try:
+                if self._observer is not None:
+                    self._observer.opened(self.plan_id, self.options, self.query)
+                plan, effects = start(self.options)
+                self._plan = plan
+                self._carry_out(effects, None)
+                task_status.started()
+                async with self._receive:
+                    async for envelope in self._receive:
+                        self._feed(envelope.event, envelope.reply)
+                        if self.plan.terminal:
+                            break
+            finally:
+                if self._plan is not None and not self._plan.terminal:
+                    self._feed(Shutdown(), None)
+                self._receive.close()
+                self.initial.set(None)
+                for scope in self._work_scopes:
+                    scope.cancel()
+
+    # -- the loop body ---------------------------------------------------------------
+
+    def _feed(self, event: PlanEvent, reply: OneShot | None) -> None:
+        now = trio.current_time()
+        if self._observer is not None:
+            self._observer.consumed(self.plan_id, event, now)
+        self._plan, effects = step(self.plan, event, now)
+        self._carry_out(effects, reply)
+
+    def _carry_out(self, effects: list[Effect], reply: OneShot | None) -> None:
+        answer: MemoryBlock | None = None
+        for effect in effects:
+            if self._observer is not None:
+                self._observer.produced(self.plan_id, effect)
+            match effect:
+                case StartScan():
+                    self._spawn(self._scan)
+                case ArmInitialDeadline(at=at):
+                    self._spawn(self._deadline, at)
+                case CallSelector():
+                    self._spawn(self._select)
+                case Deliver(phase=phase, point=point, prompt=prompt, paths=paths):
+                    self._on_deliver(paths)
+                    block = MemoryBlock(prompt, phase, paths)
+                    if point is DeliveryPoint.INITIAL:
+                        self._initial_block = block
+                    else:
+                        answer = block
+                case ReleaseInitialWait():
+                    self.initial.set(self._initial_block)
+                case CancelWork():
+                    for scope in self._work_scopes:
+                        scope.cancel()
+                case EmitTelemetry(record=record):
+                    for sink in self._sinks:
+                        sink.emit(record)
+                case Ignore(reason=reason):
+                    log.debug("plan %s: ignored (%s)", self.plan_id, reason)
+        if reply is not None:
+            reply.set(answer)
+
+    # -- workers: each reports back through the channel ------------------------------
+
+    def _spawn(self, fn: Callable[..., object], *args: object) -> None:
+        assert self._work is not None
+        scope = trio.CancelScope()
+        self._work_scopes.append(scope)
+
+        async def worker() -> None:
+            with scope:
+                await fn(*args)  # type: ignore[misc]
+
+        self._work.start_soon(worker)
+
+    def _report(self, event: PlanEvent) -> None:
+        # The plan may have ended while this worker was finishing.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            self._send.send_nowait(_Envelope(event))
+
+    def _prepare(self) -> RecallCandidates:
+        return prepare_recall(
+            self._source,
+            self.query.text,
+            recent_tools=self.query.recent_tools,
+            excluded_paths=self._excluded,
+        )
+
+    async def _scan(self) -> None:
+        try:
+            if self._scan_in_thread:
+                candidates = await trio.to_thread.run_sync(self._prepare, abandon_on_cancel=True)
+            else:
+                await trio.sleep(self._scan_delay)
+                candidates = self._prepare()
+        except Exception as exc:
+            log.warning("plan %s: scan failed: %r", self.plan_id, exc)
+            self._report(ScanFailed(reason=type(exc).__name__))
+            return
+        self._candidates = candidates
+        self._report(
+            ScanCompleted(
+                docs_scanned=candidates.docs_scanned,
+                fallback=candidates.fallback,
+                candidates=len(candidates.manifest.included),
+            )
+        )
+
+    async def _deadline(self, at: float) -> None:
+        await trio.sleep_until(at)
+        self._report(InitialDeadline())
+
+    async def _select(self) -> None:
+        assert self._candidates is not None
+        assert self._selector is not None, "CallSelector without a selector"
+        manifest = self._candidates.manifest
+        request = SelectorRequest(
+            query=self.query.text,
+            manifest=manifest.text,
+            candidates=manifest.included,
+            recent_tools=self.query.recent_tools,
+            limit=MAX_PROMPT_DOCS,
+        )
+        with trio.move_on_after(SELECTOR_CEILING):
+            try:
+                answer = await self._selector.select(request)
+            except Exception as exc:
+                log.warning("plan %s: selector failed: %r", self.plan_id, exc)
+                self._report(SelectorFailed(failure=SelectorFailure.ERROR))
+                return
+            try:
+                chosen = validate_selection(answer, request)
+            except SelectorResponseError as exc:
+                log.warning("plan %s: invalid selector answer: %s", self.plan_id, exc)
+                self._report(SelectorFailed(failure=SelectorFailure.INVALID))
+                return
+            self._report(SelectorSucceeded(selected=chosen))
+            return
+        self._report(SelectorFailed(failure=SelectorFailure.TIMEOUT))

@@ -1,0 +1,210 @@
+"""The session actor (one per conversation) and the runtime's handle to it.
+
+The session actor routes the runtime's events: a user query cancels the
+pending plan (``new_query``) and starts a new plan actor; tool results, turn
+ends, aborts, resets and shutdown go to the pending plan. It also owns the
+session's surfaced set: once a document is delivered (fast or refined) it is
+excluded from later recalls of the session until a reset.
+
+:class:`Session` is what a runtime holds. Its methods send an event to the
+session actor and wait only for that event to be processed, except
+:meth:`Session.user_query`, which also waits (at most 100 ms) for the plan's
+initial delivery point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+import trio
+
+from memrecall.engine.plan import PlanOptions
+from memrecall.engine.text import utf16_len
+from memrecall.events.inputs import (
+    Abort,
+    Reset,
+    RuntimeEvent,
+    Shutdown,
+    ToolResult,
+    TurnEnd,
+    UserQuery,
+)
+
+from .plan import MemoryBlock, OneShot, PlanActor
+from .settings import EngineSettings
+
+__all__ = ["MAX_RECENT_TOOLS", "Session", "SessionClosedError", "SessionMisuseError"]
+
+MAX_RECENT_TOOLS = 20
+"""At most this many recently used tool names are passed to a recall."""
+
+
+class SessionMisuseError(RuntimeError):
+    """The runtime called the session in an order that makes no sense."""
+
+
+class SessionClosedError(RuntimeError):
+    """The session (or its engine) was shut down."""
+
+
+@attrs.define(eq=False)
+class _Request:
+    event: RuntimeEvent
+    reply: OneShot | None = None
+    initial: OneShot | None = None
+    done: trio.Event = attrs.field(factory=trio.Event)
+    error: Exception | None = None
+
+
+class Session:
+    """A conversation's handle to memrecall. Obtain one with ``await engine.open_session()``."""
+
+    def __init__(self, session_id: str, settings: EngineSettings) -> None:
+        self.session_id = session_id
+        self._settings = settings
+        self._send, self._receive = trio.open_memory_channel[_Request](math.inf)
+        self._surfaced: set[str] = set()
+        self._plan: PlanActor | None = None
+        self._queries = 0
+        self._closed = False
+
+    # -- the runtime API ---------------------------------------------------------------
+
+    async def user_query(
+        self, text: str, *, recent_tools: Sequence[str] = (), query_id: str | None = None
+    ) -> MemoryBlock | None:
+        """Start recall for a new user turn; return what to put before the first request.
+
+        Returns within the bounded initial wait (at most 100 ms): the refined
+        result if it settled in time, else the deterministic fast result if one
+        was published, else ``None`` (send the request without memory).
+        """
+        self._queries += 1
+        tools = tuple(t.strip() for t in recent_tools if t.strip())[-MAX_RECENT_TOOLS:]
+        event = UserQuery(query_id=query_id or f"q{self._queries}", text=text, recent_tools=tools)
+        request = await self._request(event)
+        assert request.initial is not None
+        return await request.initial.wait()
+
+    async def tool_result(self) -> MemoryBlock | None:
+        """A tool result is about to go back to the model: return what to append after it.
+
+        Zero wait: returns the refined result if it has settled, else ``None``.
+        """
+        return await self._forward(ToolResult())
+
+    async def turn_end(self, *, tools_requested: bool) -> None:
+        """The model turn ended. Without tool requests the pending recall is discarded."""
+        await self._forward(TurnEnd(tools_requested=tools_requested))
+
+    async def abort(self) -> None:
+        """The caller cancelled the turn: cancel the pending recall."""
+        await self._forward(Abort())
+
+    async def reset(self) -> None:
+        """The conversation was cleared: cancel, and forget what was surfaced."""
+        await self._forward(Reset())
+
+    async def close(self) -> None:
+        """Shut the session down; the pending recall ends with ``shutdown``."""
+        if not self._closed:
+            await self._forward(Shutdown())
+
+    @property
+    def surfaced(self) -> frozenset[str]:
+        """Paths delivered in this session since the last reset."""
+        return frozenset(self._surfaced)
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    async def _request(self, event: RuntimeEvent) -> _Request:
+        if self._closed:
+            raise SessionClosedError(f"session {self.session_id} is closed")
+        request = _Request(event)
+        self._send.send_nowait(request)
+        await request.done.wait()
+        if request.error is not None:
+            raise request.error
+        return request
+
+    async def _forward(self, event: RuntimeEvent) -> MemoryBlock | None:
+        request = await self._request(event)
+        return None if request.reply is None else await request.reply.wait()
+
+    # -- the actor ---------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The session actor: route requests until shutdown."""
+        async with trio.open_nursery() as plans:
+            task_status.started()
+            request: _Request | None = None
+            try:
+                async for request in self._receive:
+                    await self._route(request, plans)
+                    request.done.set()
+                    if isinstance(request.event, Shutdown):
+                        break
+            finally:
+                self._closed = True
+                if self._plan is not None and not self._plan.done:
+                    self._plan.send(Shutdown())
+                self._fail_pending(request)
+
+    def _fail_pending(self, current: _Request | None) -> None:
+        """Wake every caller still waiting on a request: the session is gone."""
+        pending = [] if current is None or current.done.is_set() else [current]
+        while True:
+            try:
+                pending.append(self._receive.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+        self._receive.close()
+        for request in pending:
+            request.error = SessionClosedError(f"session {self.session_id} is closed")
+            request.done.set()
+
+    async def _route(self, request: _Request, plans: trio.Nursery) -> None:
+        event = request.event
+        current = self._plan if self._plan is not None and not self._plan.done else None
+        if isinstance(event, UserQuery):
+            if current is not None:
+                await current.send(event).wait()
+            self._plan = self._new_plan(event)
+            await plans.start(self._plan.run)
+            request.initial = self._plan.initial
+            return
+        if isinstance(event, Reset):
+            self._surfaced.clear()
+        elif isinstance(event, ToolResult) and self._plan is None:
+            request.error = SessionMisuseError(
+                "tool_result() before any user_query(): there is no turn to deliver into"
+            )
+            return
+        if current is not None:
+            reply = current.send(event)
+            await reply.wait()
+            request.reply = reply
+
+    def _new_plan(self, query: UserQuery) -> PlanActor:
+        settings = self._settings
+        options = PlanOptions(
+            query_length=utf16_len(query.text),
+            started_at=trio.current_time(),
+            wall_time=settings.wall_clock(),
+            model_selection=settings.selector is not None,
+        )
+        return PlanActor(
+            plan_id=f"{self.session_id}/{query.query_id}",
+            query=query,
+            options=options,
+            source=settings.source,
+            selector=settings.selector,
+            excluded_paths=frozenset(self._surfaced),
+            sinks=settings.sinks,
+            on_deliver=self._surfaced.update,
+            observer=settings.observer,
+            scan_in_thread=settings.scan_in_thread,
+            scan_delay=settings.scan_delay,
+        )

@@ -1,0 +1,36 @@
+"""What every plan of an engine shares: the document source, selector, sinks and clocks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import attrs
+
+from memrecall.engine.source import DocumentSource
+from memrecall.sinks import TelemetrySink
+
+from .plan import PlanObserver
+from .selector import Selector
+
+__all__ = ["EngineSettings"]
+
+
+@attrs.frozen
+class EngineSettings:
+    """Engine-wide settings, fixed when the engine opens.
+
+    ``scan_in_thread`` runs the deterministic pass in a worker thread (the
+    default, so a large tree never blocks the event loop). Simulations and
+    virtual-clock tests turn it off and may model its cost with ``scan_delay``
+    seconds of trio time instead: a real thread would let a mock clock jump
+    past the initial deadline while the scan is still running.
+    """
+
+    source: DocumentSource
+    selector: Selector | None = None
+    sinks: tuple[TelemetrySink, ...] = ()
+    observer: PlanObserver | None = None
+    wall_clock: Callable[[], float] = time.time
+    scan_in_thread: bool = True
+    scan_delay: float = 0.0

@@ -1,0 +1,165 @@
+"""Candidates for the model selector, the fallback, the fast result, and the manifest.
+
+Given the pool (scanned documents minus the session's surfaced ones):
+
+1. drop active-tool noise (:mod:`memrecall.engine.noise`);
+2. rank the rest lexically; the first 180 are the lexical share;
+3. fill up to 200 with the most recent remaining documents, interleaved
+   lexical/recent so a byte-cut manifest cannot lose the whole recency reserve;
+4. fallback = lexical top 5 (the selector-failure result); fast = its top 2.
+
+The manifest is one line per candidate, packed (not prefixed) into 25,000
+UTF-8 bytes: a line that does not fit is skipped and later, shorter lines
+still count. Only documents whose line made it in can be selected.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Sequence
+from typing import Protocol
+
+import attrs
+
+from memrecall.events.documents import MemoryDocument
+
+from .noise import active_tool_filter
+from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS
+from .text import utf16_prefix
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "MAX_MANIFEST_BYTES",
+    "MAX_MANIFEST_DESCRIPTION",
+    "RECENT_RESERVE",
+    "Manifest",
+    "Ranker",
+    "RecallCandidates",
+    "build_manifest",
+    "interleave",
+    "manifest_line",
+    "prepare_candidates",
+]
+
+MAX_CANDIDATES = 200
+RECENT_RESERVE = 20
+LEXICAL_SHARE = MAX_CANDIDATES - RECENT_RESERVE
+MAX_MANIFEST_BYTES = 25_000
+MAX_MANIFEST_DESCRIPTION = 512
+"""Per-line description cut, in UTF-16 code units."""
+
+
+class Ranker(Protocol):
+    """What the candidate builder needs from a scorer index over the pool."""
+
+    def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
+        """Indices of the best ``limit`` documents, best first."""
+        ...
+
+
+def iso_mtime(mtime: float) -> str:
+    """ISO-8601 UTC with milliseconds, like JavaScript's ``Date.toISOString``."""
+    millis = int(mtime * 1000)
+    moment = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=millis)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def manifest_line(document: MemoryDocument) -> str:
+    """``- [type] /abs/path (ISO mtime): description`` (description cut to 512 units)."""
+    line = f"- [{document.type.value}] {document.path} ({iso_mtime(document.mtime)})"
+    if document.description:
+        line += ": " + utf16_prefix(document.description, MAX_MANIFEST_DESCRIPTION)
+    return line
+
+
+@attrs.frozen
+class Manifest:
+    """The selector's view of the candidates: the text and who made it in."""
+
+    text: str
+    included: tuple[MemoryDocument, ...]
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """Paths the selector may choose."""
+        return frozenset(d.path for d in self.included)
+
+
+def build_manifest(
+    candidates: Sequence[MemoryDocument], budget: int = MAX_MANIFEST_BYTES
+) -> Manifest:
+    """Pack candidate lines into ``budget`` UTF-8 bytes, skipping lines that do not fit."""
+    lines: list[str] = []
+    included: list[MemoryDocument] = []
+    total = 0
+    for document in candidates:
+        line = manifest_line(document)
+        cost = len(line.encode("utf-8")) + (1 if lines else 0)
+        if total + cost > budget:
+            continue
+        total += cost
+        lines.append(line)
+        included.append(document)
+    return Manifest("\n".join(lines), tuple(included))
+
+
+def interleave(
+    lexical: Sequence[MemoryDocument], recent: Sequence[MemoryDocument]
+) -> list[MemoryDocument]:
+    """L0, R0, L1, R1, ... then the rest of whichever list is longer."""
+    out: list[MemoryDocument] = []
+    for i, document in enumerate(lexical):
+        out.append(document)
+        if i < len(recent):
+            out.append(recent[i])
+    out.extend(recent[len(lexical) :])
+    return out
+
+
+@attrs.frozen
+class RecallCandidates:
+    """Everything the deterministic pass of one recall produces."""
+
+    docs_scanned: int
+    fallback: tuple[MemoryDocument, ...]
+    candidates: tuple[MemoryDocument, ...]
+    manifest: Manifest
+
+    @property
+    def fast(self) -> tuple[MemoryDocument, ...]:
+        """The deterministic fast result: the fallback's first two."""
+        return self.fallback[:MAX_FAST_DOCS]
+
+
+def prepare_candidates(
+    query: str,
+    pool: Sequence[MemoryDocument],
+    ranker: Ranker,
+    *,
+    recent_tools: Sequence[str] = (),
+    excluded_paths: Collection[str] = frozenset(),
+    limit: int = MAX_PROMPT_DOCS,
+) -> RecallCandidates:
+    """The candidate set, fallback and manifest for ``query`` over ``pool``.
+
+    ``ranker`` indexes exactly ``pool`` (same order). Documents whose path is
+    in ``excluded_paths`` (already surfaced this session) are left out first.
+    """
+    excluded_paths = frozenset(excluded_paths)
+    surfaced = {i for i, d in enumerate(pool) if d.path in excluded_paths}
+    is_noise = active_tool_filter(recent_tools)
+    noisy = {i for i, d in enumerate(pool) if i not in surfaced and is_noise(d)}
+    out = surfaced | noisy
+    lexical = ranker.rank(query, max(LEXICAL_SHARE, limit), exclude=out)
+    lexical_share = lexical[:LEXICAL_SHARE]
+    taken = set(lexical_share)
+    remaining = [i for i in range(len(pool)) if i not in out and i not in taken]
+    remaining.sort(key=lambda i: -pool[i].mtime)
+    recent = remaining[: MAX_CANDIDATES - len(lexical_share)]
+    candidates = interleave([pool[i] for i in lexical_share], [pool[i] for i in recent])
+    return RecallCandidates(
+        docs_scanned=len(pool) - len(surfaced),
+        fallback=tuple(pool[i] for i in lexical[:limit]),
+        candidates=tuple(candidates),
+        manifest=build_manifest(candidates),
+    )

@@ -1,0 +1,467 @@
+"""The recall-plan state machine: everything that decides what a plan does.
+
+One plan serves one user query. :func:`start` opens it, :func:`step` feeds it
+one event at a time and returns the new plan and the effects to carry out.
+There is no I/O, no clock read and no randomness here: ``now`` (seconds on the
+actor's clock) is an input, so the same code runs live under trio, on a
+virtual clock in simulations, in replay from a log, and under Hypothesis.
+
+States (``window`` = the bounded initial wait before the first request)::
+
+    SCANNING         scan running, window open
+    SCANNING_LATE    scan running, window over
+    SELECTING        selector running, window open (no fast result exists)
+    SELECTING_LATE   selector running, window over
+    SETTLED          result ready, waiting for the next tool result
+    DELIVERED        terminal: the refined result was delivered
+    DISCARDED        terminal: the plan ended without delivering it
+
+Invariants (each checked by the property tests):
+
+* Every (state, event kind) pair is in :data:`TRANSITIONS`; a pair that changes
+  nothing is an explicit :class:`~memrecall.events.Ignore` with its reason.
+* Terminal states absorb: once DELIVERED or DISCARDED, every event is ignored.
+* The terminal telemetry record (``phase=refined``) is produced only by the
+  transition into a terminal state, so exactly once per plan.
+* The fast result is delivered at most once, only at the initial point, only
+  while the window is open; a cancelled plan never delivers anything.
+* A refined delivery never repeats a document the fast phase delivered.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+import attrs
+
+from memrecall.events.documents import MemoryDocument
+from memrecall.events.effects import (
+    ArmInitialDeadline,
+    CallSelector,
+    CancelWork,
+    Deliver,
+    Effect,
+    EmitTelemetry,
+    Ignore,
+    ReleaseInitialWait,
+    StartScan,
+)
+from memrecall.events.inputs import (
+    Abort,
+    InitialDeadline,
+    PlanEvent,
+    Reset,
+    ScanCompleted,
+    ScanFailed,
+    SelectorFailed,
+    SelectorSucceeded,
+    Shutdown,
+    ToolResult,
+    TurnEnd,
+    UserQuery,
+)
+from memrecall.events.telemetry import (
+    DeliveryPoint,
+    DeliveryRecord,
+    DiscardReason,
+    Phase,
+    SelectionRecord,
+    Strategy,
+)
+
+from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS, render_block
+
+__all__ = [
+    "EVENT_TYPES",
+    "INITIAL_WAIT",
+    "TERMINAL_STATES",
+    "TRANSITIONS",
+    "Plan",
+    "PlanOptions",
+    "PlanState",
+    "Result",
+    "start",
+    "step",
+]
+
+INITIAL_WAIT = 0.100
+"""Seconds the first request may wait for memory. Internal: not configuration."""
+
+
+class PlanState(enum.Enum):
+    """Where a plan is in its life."""
+
+    SCANNING = "scanning"
+    SCANNING_LATE = "scanning_late"
+    SELECTING = "selecting"
+    SELECTING_LATE = "selecting_late"
+    SETTLED = "settled"
+    DELIVERED = "delivered"
+    DISCARDED = "discarded"
+
+
+TERMINAL_STATES = frozenset({PlanState.DELIVERED, PlanState.DISCARDED})
+_WINDOW_OPEN = frozenset({PlanState.SCANNING, PlanState.SELECTING})
+_WORK_RUNNING = frozenset(
+    {PlanState.SCANNING, PlanState.SCANNING_LATE, PlanState.SELECTING, PlanState.SELECTING_LATE}
+)
+
+
+@attrs.frozen
+class PlanOptions:
+    """What a plan is told when it opens (recorded in event logs).
+
+    ``started_at`` is on the actor's clock (the one ``now`` comes from);
+    ``wall_time`` is unix seconds at the start, used only to render ages.
+    ``model_selection`` is False when no selector is configured: the
+    deterministic top five is then the result and there is no fast phase.
+    """
+
+    query_length: int
+    started_at: float
+    wall_time: float
+    model_selection: bool = True
+
+
+@attrs.frozen
+class Result:
+    """A settled recall: the selected documents (best first) and how they were chosen."""
+
+    selected: tuple[MemoryDocument, ...]
+    strategy: Strategy
+
+
+_NOTHING = Result((), Strategy.NONE)
+
+
+@attrs.frozen
+class Plan:
+    """The whole state of one plan; a new value after every step."""
+
+    state: PlanState
+    options: PlanOptions
+    docs_scanned: int = 0
+    fallback: tuple[MemoryDocument, ...] = ()
+    fast_delivered: tuple[str, ...] = ()
+    result: Result | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """True once the plan is over; it then ignores every event."""
+        return self.state in TERMINAL_STATES
+
+    @property
+    def window_open(self) -> bool:
+        """True while the first request is still waiting for this plan."""
+        return self.state in _WINDOW_OPEN
+
+
+Step: TypeAlias = tuple[Plan, list[Effect]]
+Handler: TypeAlias = Callable[[Plan, Any, float], Step]
+
+
+def start(options: PlanOptions) -> Step:
+    """Open a plan: scan, and arm the initial deadline."""
+    plan = Plan(PlanState.SCANNING, options)
+    return plan, [StartScan(), ArmInitialDeadline(at=options.started_at + INITIAL_WAIT)]
+
+
+def _ms(plan: Plan, now: float) -> float:
+    return round((now - plan.options.started_at) * 1000.0, 3)
+
+
+def _paths(documents: tuple[MemoryDocument, ...]) -> tuple[str, ...]:
+    return tuple(d.path for d in documents)
+
+
+# -- terminal transitions: the only places that emit a refined record ------------------
+
+
+def _consume(plan: Plan, point: DeliveryPoint, now: float) -> Step:
+    """Deliver the settled result at ``point`` minus what the fast phase delivered."""
+    result = plan.result or _NOTHING
+    already = set(plan.fast_delivered)
+    remaining = tuple(d for d in result.selected if d.path not in already)
+    effects: list[Effect] = []
+    if remaining:
+        prompt = render_block(remaining, plan.options.wall_time)
+        effects.append(
+            Deliver(phase=Phase.REFINED, point=point, prompt=prompt, paths=_paths(remaining))
+        )
+        record = DeliveryRecord(
+            phase=Phase.REFINED,
+            delivery_point=point,
+            strategy=result.strategy,
+            docs_selected=len(remaining),
+            latency_ms=_ms(plan, now),
+        )
+        state = PlanState.DELIVERED
+    else:
+        reason = (
+            DiscardReason.ALREADY_DELIVERED
+            if result.selected
+            else DiscardReason.NO_RELEVANT_RESULTS
+        )
+        record = DeliveryRecord(
+            phase=Phase.REFINED,
+            delivery_point=DeliveryPoint.DISCARDED,
+            discard_reason=reason,
+            strategy=result.strategy,
+            docs_selected=len(result.selected),
+            latency_ms=_ms(plan, now),
+        )
+        state = PlanState.DISCARDED
+    effects.append(EmitTelemetry(record=record))
+    return attrs.evolve(plan, state=state), effects
+
+
+def _discard(plan: Plan, reason: DiscardReason, now: float) -> Step:
+    """End the plan without delivering; a fully fast-delivered result counts as delivered."""
+    result = plan.result or _NOTHING
+    if result.selected and all(d.path in plan.fast_delivered for d in result.selected):
+        reason = DiscardReason.ALREADY_DELIVERED
+    effects: list[Effect] = []
+    if plan.state in _WORK_RUNNING:
+        effects.append(CancelWork())
+    if plan.window_open:
+        effects.append(ReleaseInitialWait())
+    effects.append(
+        EmitTelemetry(
+            record=DeliveryRecord(
+                phase=Phase.REFINED,
+                delivery_point=DeliveryPoint.DISCARDED,
+                discard_reason=reason,
+                strategy=result.strategy,
+                docs_selected=len(result.selected),
+                latency_ms=_ms(plan, now),
+            )
+        )
+    )
+    return attrs.evolve(plan, state=PlanState.DISCARDED), effects
+
+
+# -- settling ----------------------------------------------------------------------------
+
+
+def _settle(plan: Plan, result: Result, now: float, *, record_selection: bool = True) -> Step:
+    """The recall has its result: deliver at the initial point if the window is open."""
+    effects: list[Effect] = []
+    if record_selection:
+        effects.append(
+            EmitTelemetry(
+                record=SelectionRecord(
+                    query_length=plan.options.query_length,
+                    docs_scanned=plan.docs_scanned,
+                    docs_selected=len(result.selected),
+                    strategy=result.strategy,
+                    duration_ms=_ms(plan, now),
+                )
+            )
+        )
+    plan = attrs.evolve(plan, result=result)
+    if plan.window_open:
+        plan, delivered = _consume(plan, DeliveryPoint.INITIAL, now)
+        return plan, [*effects, *delivered, ReleaseInitialWait()]
+    return attrs.evolve(plan, state=PlanState.SETTLED), effects
+
+
+def _fallback_result(plan: Plan) -> Result:
+    fallback = plan.fallback[:MAX_PROMPT_DOCS]
+    return Result(fallback, Strategy.HEURISTIC if fallback else Strategy.NONE)
+
+
+# -- handlers ----------------------------------------------------------------------------
+
+
+def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
+    plan = attrs.evolve(plan, docs_scanned=event.docs_scanned, fallback=event.fallback)
+    if not plan.options.model_selection:
+        return _settle(plan, _fallback_result(plan), now)
+    if event.candidates == 0:
+        return _settle(plan, _NOTHING, now)
+    fast = event.fallback[:MAX_FAST_DOCS]
+    if plan.state is PlanState.SCANNING_LATE:
+        return attrs.evolve(plan, state=PlanState.SELECTING_LATE), [
+            CallSelector(candidates=event.candidates)
+        ]
+    if not fast:
+        return attrs.evolve(plan, state=PlanState.SELECTING), [
+            CallSelector(candidates=event.candidates)
+        ]
+    paths = _paths(fast)
+    effects: list[Effect] = [
+        Deliver(
+            phase=Phase.FAST,
+            point=DeliveryPoint.INITIAL,
+            prompt=render_block(fast, plan.options.wall_time),
+            paths=paths,
+        ),
+        EmitTelemetry(
+            record=DeliveryRecord(
+                phase=Phase.FAST,
+                delivery_point=DeliveryPoint.INITIAL,
+                strategy=Strategy.HEURISTIC,
+                docs_selected=len(fast),
+                latency_ms=_ms(plan, now),
+            )
+        ),
+        ReleaseInitialWait(),
+        CallSelector(candidates=event.candidates),
+    ]
+    return attrs.evolve(plan, state=PlanState.SELECTING_LATE, fast_delivered=paths), effects
+
+
+def _on_scan_failed(plan: Plan, event: ScanFailed, now: float) -> Step:
+    return _settle(plan, _NOTHING, now, record_selection=False)
+
+
+def _on_selector_succeeded(plan: Plan, event: SelectorSucceeded, now: float) -> Step:
+    selected = event.selected[:MAX_PROMPT_DOCS]
+    return _settle(plan, Result(selected, Strategy.MODEL if selected else Strategy.NONE), now)
+
+
+def _on_selector_failed(plan: Plan, event: SelectorFailed, now: float) -> Step:
+    return _settle(plan, _fallback_result(plan), now)
+
+
+def _on_deadline(plan: Plan, event: InitialDeadline, now: float) -> Step:
+    late = {
+        PlanState.SCANNING: PlanState.SCANNING_LATE,
+        PlanState.SELECTING: PlanState.SELECTING_LATE,
+    }
+    return attrs.evolve(plan, state=late[plan.state]), [ReleaseInitialWait()]
+
+
+def _on_tool_result(plan: Plan, event: ToolResult, now: float) -> Step:
+    return _consume(plan, DeliveryPoint.TOOL_RESULT, now)
+
+
+def _on_turn_end(plan: Plan, event: TurnEnd, now: float) -> Step:
+    if event.tools_requested:
+        return plan, [Ignore(reason="the turn requested tools: a tool result will follow")]
+    return _discard(plan, DiscardReason.NO_SAFE_DELIVERY_POINT, now)
+
+
+def _cancel(reason: DiscardReason) -> Handler:
+    def handler(plan: Plan, event: object, now: float) -> Step:
+        return _discard(plan, reason, now)
+
+    return handler
+
+
+def _ignore(reason: str) -> Handler:
+    def handler(plan: Plan, event: object, now: float) -> Step:
+        return plan, [Ignore(reason=reason)]
+
+    return handler
+
+
+# -- the table ---------------------------------------------------------------------------
+
+EVENT_TYPES: tuple[type[PlanEvent], ...] = (
+    UserQuery,
+    ToolResult,
+    TurnEnd,
+    Reset,
+    Abort,
+    Shutdown,
+    ScanCompleted,
+    ScanFailed,
+    SelectorSucceeded,
+    SelectorFailed,
+    InitialDeadline,
+)
+
+_CANCELLATIONS: dict[type[PlanEvent], Handler] = {
+    UserQuery: _cancel(DiscardReason.NEW_QUERY),
+    Reset: _cancel(DiscardReason.RESET),
+    Abort: _cancel(DiscardReason.ABORT),
+    Shutdown: _cancel(DiscardReason.SHUTDOWN),
+    TurnEnd: _on_turn_end,
+}
+
+_STALE_SCAN = _ignore("no scan is running in this state")
+_STALE_SELECTOR = _ignore("no selector call is running in this state")
+_STALE_DEADLINE = _ignore("the initial wait is already over")
+_EARLY_TOOL = _ignore("the first request has not been sent, so no tool result can exist")
+_PENDING_TOOL = _ignore("the recall has not settled; it stays pending for a later tool result")
+_OVER = _ignore("the plan is over")
+
+TRANSITIONS: dict[tuple[PlanState, type[PlanEvent]], Handler] = {}
+
+
+def _row(state: PlanState, handlers: dict[type[PlanEvent], Handler]) -> None:
+    for event_type in EVENT_TYPES:
+        TRANSITIONS[state, event_type] = handlers[event_type]
+
+
+_row(
+    PlanState.SCANNING,
+    {
+        **_CANCELLATIONS,
+        ToolResult: _EARLY_TOOL,
+        ScanCompleted: _on_scan_completed,
+        ScanFailed: _on_scan_failed,
+        SelectorSucceeded: _STALE_SELECTOR,
+        SelectorFailed: _STALE_SELECTOR,
+        InitialDeadline: _on_deadline,
+    },
+)
+_row(
+    PlanState.SCANNING_LATE,
+    {
+        **_CANCELLATIONS,
+        ToolResult: _PENDING_TOOL,
+        ScanCompleted: _on_scan_completed,
+        ScanFailed: _on_scan_failed,
+        SelectorSucceeded: _STALE_SELECTOR,
+        SelectorFailed: _STALE_SELECTOR,
+        InitialDeadline: _STALE_DEADLINE,
+    },
+)
+_row(
+    PlanState.SELECTING,
+    {
+        **_CANCELLATIONS,
+        ToolResult: _EARLY_TOOL,
+        ScanCompleted: _STALE_SCAN,
+        ScanFailed: _STALE_SCAN,
+        SelectorSucceeded: _on_selector_succeeded,
+        SelectorFailed: _on_selector_failed,
+        InitialDeadline: _on_deadline,
+    },
+)
+_row(
+    PlanState.SELECTING_LATE,
+    {
+        **_CANCELLATIONS,
+        ToolResult: _PENDING_TOOL,
+        ScanCompleted: _STALE_SCAN,
+        ScanFailed: _STALE_SCAN,
+        SelectorSucceeded: _on_selector_succeeded,
+        SelectorFailed: _on_selector_failed,
+        InitialDeadline: _STALE_DEADLINE,
+    },
+)
+_row(
+    PlanState.SETTLED,
+    {
+        **_CANCELLATIONS,
+        ToolResult: _on_tool_result,
+        ScanCompleted: _STALE_SCAN,
+        ScanFailed: _STALE_SCAN,
+        SelectorSucceeded: _STALE_SELECTOR,
+        SelectorFailed: _STALE_SELECTOR,
+        InitialDeadline: _STALE_DEADLINE,
+    },
+)
+for _terminal in TERMINAL_STATES:
+    _row(_terminal, dict.fromkeys(EVENT_TYPES, _OVER))
+
+
+def step(plan: Plan, event: PlanEvent, now: float) -> Step:
+    """Feed one event at time ``now``; return the new plan and the effects, in order."""
+    handler = TRANSITIONS[plan.state, type(event)]
+    return handler(plan, event, now)
