@@ -91,6 +91,47 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(_tree_from(args))
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from memrecall import evaluation
+
+    try:
+        corpus = evaluation.load_corpus(args.corpus)
+    except evaluation.CorpusError as exc:
+        print(f"memrecall eval: error: {exc}", file=sys.stderr)
+        return 2
+    if args.compare:
+        reports = evaluation.evaluate_many(corpus, ["frozen", args.scorer])
+        print(evaluation.format_comparison(reports["frozen"], reports[args.scorer]))
+        return 0
+    report = evaluation.evaluate(corpus, args.scorer)
+    if args.json:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(msgspec.json.encode(report.to_json()) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        print(evaluation.format_report(report))
+    return 0
+
+
+def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from memrecall.evaluation import DEFAULT_SCORER, SCORERS
+
+    ev = sub.add_parser("eval", help="measure a scorer on a labelled corpus (JSON file)")
+    ev.add_argument("--corpus", metavar="FILE", required=True, help="the corpus JSON file")
+    ev.add_argument(
+        "--scorer",
+        choices=sorted(SCORERS),
+        default=DEFAULT_SCORER,
+        help=f"the scorer to measure (default: {DEFAULT_SCORER})",
+    )
+    mode = ev.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print the contract's JSON object")
+    mode.add_argument(
+        "--compare", action="store_true", help="print a before/after table: frozen vs --scorer"
+    )
+    ev.set_defaults(func=_cmd_eval)
+
+
 def _add_tree_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", metavar="DIR", help="project memory root")
     parser.add_argument("--user", metavar="DIR", help="user memory root")
@@ -109,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the scripted demo on the bundled example tree")
     _add_tree_options(demo)
     demo.set_defaults(func=_cmd_demo)
+
+    _add_eval_parser(sub)
     return parser
 
 
