@@ -84,6 +84,7 @@ __all__ = [
     "Result",
     "start",
     "step",
+    "transition_table",
 ]
 
 INITIAL_WAIT = 0.100
@@ -276,6 +277,7 @@ def _fallback_result(plan: Plan) -> Result:
 
 
 def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
+    """fast result (delivered only while the wait is open), call the selector; none: settle"""
     plan = attrs.evolve(plan, docs_scanned=event.docs_scanned, fallback=event.fallback)
     if not plan.options.model_selection:
         return _settle(plan, _fallback_result(plan), now)
@@ -314,19 +316,23 @@ def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
 
 
 def _on_scan_failed(plan: Plan, event: ScanFailed, now: float) -> Step:
+    """settle with nothing (no selection record)"""
     return _settle(plan, _NOTHING, now, record_selection=False)
 
 
 def _on_selector_succeeded(plan: Plan, event: SelectorSucceeded, now: float) -> Step:
+    """settle with the selector's pick (strategy model, or none if empty)"""
     selected = event.selected[:MAX_PROMPT_DOCS]
     return _settle(plan, Result(selected, Strategy.MODEL if selected else Strategy.NONE), now)
 
 
 def _on_selector_failed(plan: Plan, event: SelectorFailed, now: float) -> Step:
+    """settle with the heuristic top five (strategy heuristic)"""
     return _settle(plan, _fallback_result(plan), now)
 
 
 def _on_deadline(plan: Plan, event: InitialDeadline, now: float) -> Step:
+    """release the first request without memory; the plan stays pending"""
     late = {
         PlanState.SCANNING: PlanState.SCANNING_LATE,
         PlanState.SELECTING: PlanState.SELECTING_LATE,
@@ -335,10 +341,12 @@ def _on_deadline(plan: Plan, event: InitialDeadline, now: float) -> Step:
 
 
 def _on_tool_result(plan: Plan, event: ToolResult, now: float) -> Step:
+    """deliver the result minus fast documents, or discard (terminal)"""
     return _consume(plan, DeliveryPoint.TOOL_RESULT, now)
 
 
 def _on_turn_end(plan: Plan, event: TurnEnd, now: float) -> Step:
+    """tools requested: keep pending; otherwise discard no_safe_delivery_point"""
     if event.tools_requested:
         return plan, [Ignore(reason="the turn requested tools: a tool result will follow")]
     return _discard(plan, DiscardReason.NO_SAFE_DELIVERY_POINT, now)
@@ -348,6 +356,7 @@ def _cancel(reason: DiscardReason) -> Handler:
     def handler(plan: Plan, event: object, now: float) -> Step:
         return _discard(plan, reason, now)
 
+    handler.__doc__ = f"discard: {reason.value} (terminal)"
     return handler
 
 
@@ -355,6 +364,7 @@ def _ignore(reason: str) -> Handler:
     def handler(plan: Plan, event: object, now: float) -> Step:
         return plan, [Ignore(reason=reason)]
 
+    handler.__doc__ = f"ignored: {reason}"
     return handler
 
 
@@ -459,6 +469,17 @@ _row(
 )
 for _terminal in TERMINAL_STATES:
     _row(_terminal, dict.fromkeys(EVENT_TYPES, _OVER))
+
+
+def transition_table() -> str:
+    """The transition table as Markdown (docs/architecture.md embeds it verbatim)."""
+    kinds = [t.__struct_config__.tag for t in EVENT_TYPES]
+    lines = ["| state | event | what happens |", "| --- | --- | --- |"]
+    for state in PlanState:
+        for event_type, kind in zip(EVENT_TYPES, kinds, strict=True):
+            doc = (TRANSITIONS[state, event_type].__doc__ or "").strip()
+            lines.append(f"| `{state.value}` | `{kind}` | {doc} |")
+    return "\n".join(lines) + "\n"
 
 
 def step(plan: Plan, event: PlanEvent, now: float) -> Step:
