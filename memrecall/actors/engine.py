@@ -59,6 +59,7 @@ async def open_engine(
     wall_clock: Callable[[], float] = time.time,
     scan_in_thread: bool = True,
     scan_delay: float = 0.0,
+    fast_result: bool = True,
 ) -> AsyncIterator[Engine]:
     """Open an engine over a memory tree (or any document source).
 
@@ -75,6 +76,7 @@ async def open_engine(
         wall_clock=wall_clock,
         scan_in_thread=scan_in_thread,
         scan_delay=scan_delay,
+        fast_result=fast_result,
     )
     async with trio.open_nursery() as nursery:
         engine = Engine(nursery, settings)

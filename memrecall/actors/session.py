@@ -194,6 +194,7 @@ class Session:
             started_at=trio.current_time(),
             wall_time=settings.wall_clock(),
             model_selection=settings.selector is not None,
+            fast_result=settings.fast_result,
         )
         return PlanActor(
             plan_id=f"{self.session_id}/{query.query_id}",

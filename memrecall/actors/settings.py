@@ -25,6 +25,8 @@ class EngineSettings:
     virtual-clock tests turn it off and may model its cost with ``scan_delay``
     seconds of trio time instead: a real thread would let a mock clock jump
     past the initial deadline while the scan is still running.
+    ``fast_result=False`` disables the fast phase (the delivery evaluation's
+    "single path" design); leave it on in production.
     """
 
     source: DocumentSource
@@ -34,3 +36,4 @@ class EngineSettings:
     wall_clock: Callable[[], float] = time.time
     scan_in_thread: bool = True
     scan_delay: float = 0.0
+    fast_result: bool = True

@@ -118,12 +118,15 @@ class PlanOptions:
     ``wall_time`` is unix seconds at the start, used only to render ages.
     ``model_selection`` is False when no selector is configured: the
     deterministic top five is then the result and there is no fast phase.
+    ``fast_result`` False gives upstream's earlier single-path design (no fast
+    phase, the selector alone); it exists for the delivery evaluation.
     """
 
     query_length: int
     started_at: float
     wall_time: float
     model_selection: bool = True
+    fast_result: bool = True
 
 
 @attrs.frozen
@@ -283,7 +286,7 @@ def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
         return _settle(plan, _fallback_result(plan), now)
     if event.candidates == 0:
         return _settle(plan, _NOTHING, now)
-    fast = event.fallback[:MAX_FAST_DOCS]
+    fast = event.fallback[:MAX_FAST_DOCS] if plan.options.fast_result else ()
     if plan.state is PlanState.SCANNING_LATE:
         return attrs.evolve(plan, state=PlanState.SELECTING_LATE), [
             CallSelector(candidates=event.candidates)
