@@ -132,6 +132,51 @@ def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     ev.set_defaults(func=_cmd_eval)
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    if args.what == "delivery":
+        from memrecall.delivery import delivery_main
+
+        if args.corpus is None:
+            print("memrecall simulate delivery: --corpus FILE is required", file=sys.stderr)
+            return 2
+        return delivery_main(args.corpus, as_json=args.json)
+    from simulations.cli import simulate_main
+
+    return simulate_main(args.seed, args.runs, verbose=args.verbose)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from memrecall.eventlog import replay_main
+
+    return replay_main(args.log)
+
+
+def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sim = sub.add_parser(
+        "simulate",
+        help="seeded runs of the engine on a virtual clock, or the delivery evaluation",
+    )
+    sim.add_argument(
+        "what",
+        nargs="?",
+        choices=["runs", "delivery"],
+        default="runs",
+        help="runs: seeded safety/liveness simulations (default); delivery: the delivery table",
+    )
+    sim.add_argument("--seed", type=int, default=1, help="first seed (runs)")
+    sim.add_argument("--runs", type=int, default=20, help="number of seeds (runs)")
+    sim.add_argument("--verbose", action="store_true", help="print every seed's options")
+    sim.add_argument("--corpus", metavar="FILE", help="labelled corpus (delivery)")
+    sim.add_argument("--json", action="store_true", help="JSON output (delivery)")
+    sim.set_defaults(func=_cmd_simulate)
+
+    rep = sub.add_parser(
+        "replay", help="replay an event log through the state machine and check it"
+    )
+    rep.add_argument("log", metavar="LOG", help="an event log (JSON Lines)")
+    rep.set_defaults(func=_cmd_replay)
+
+
 def _add_tree_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", metavar="DIR", help="project memory root")
     parser.add_argument("--user", metavar="DIR", help="user memory root")
@@ -150,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the scripted demo on the bundled example tree")
     _add_tree_options(demo)
     demo.set_defaults(func=_cmd_demo)
+
+    _add_simulation_parsers(sub)
 
     _add_eval_parser(sub)
     return parser

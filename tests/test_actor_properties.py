@@ -58,14 +58,22 @@ class Recorder:
     events: dict[str, list[PlanEvent]] = attrs.field(factory=lambda: defaultdict(list))
     order: list[str] = attrs.field(factory=list)
 
-    def opened(self, plan_id: str, options: PlanOptions, query: UserQuery) -> None:
+    def opened(
+        self,
+        plan_id: str,
+        options: PlanOptions,
+        query: UserQuery,
+        excluded: frozenset[str],
+        effects: list[Effect],
+    ) -> None:
         self.order.append(plan_id)
+        self.effects[plan_id].extend(effects)
 
-    def consumed(self, plan_id: str, event: PlanEvent, now: float) -> None:
+    def stepped(
+        self, plan_id: str, seq: int, now: float, event: PlanEvent, effects: list[Effect]
+    ) -> None:
         self.events[plan_id].append(event)
-
-    def produced(self, plan_id: str, effect: Effect) -> None:
-        self.effects[plan_id].append(effect)
+        self.effects[plan_id].extend(effects)
 
 
 steps = st.one_of(

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 
 import trio
 
+from memrecall.engine.plan import StepFunction, step
 from memrecall.engine.scanner import MemoryTree
 from memrecall.engine.source import DocumentSource, TreeSource
 from memrecall.sinks import TelemetrySink
@@ -60,6 +61,7 @@ async def open_engine(
     scan_in_thread: bool = True,
     scan_delay: float = 0.0,
     fast_result: bool = True,
+    step_function: StepFunction = step,
 ) -> AsyncIterator[Engine]:
     """Open an engine over a memory tree (or any document source).
 
@@ -77,6 +79,7 @@ async def open_engine(
         scan_in_thread=scan_in_thread,
         scan_delay=scan_delay,
         fast_result=fast_result,
+        step_function=step_function,
     )
     async with trio.open_nursery() as nursery:
         engine = Engine(nursery, settings)

@@ -23,7 +23,7 @@ import attrs
 import trio
 
 from memrecall.engine.candidates import RecallCandidates
-from memrecall.engine.plan import Plan, PlanOptions, start, step
+from memrecall.engine.plan import Plan, PlanOptions, StepFunction, start, step
 from memrecall.engine.render import MAX_PROMPT_DOCS
 from memrecall.engine.source import DocumentSource, prepare_recall
 from memrecall.events.effects import (
@@ -98,18 +98,23 @@ class OneShot:
 
 
 class PlanObserver(Protocol):
-    """Sees everything a plan consumes and produces (the event log implements this)."""
+    """Sees every transition of every plan (the event log implements this)."""
 
-    def opened(self, plan_id: str, options: PlanOptions, query: UserQuery) -> None:
-        """A plan opened."""
+    def opened(
+        self,
+        plan_id: str,
+        options: PlanOptions,
+        query: UserQuery,
+        excluded: frozenset[str],
+        effects: list[Effect],
+    ) -> None:
+        """A plan opened with ``options``, excluding ``excluded``, and produced ``effects``."""
         ...
 
-    def consumed(self, plan_id: str, event: PlanEvent, now: float) -> None:
-        """A plan consumed ``event`` at ``now``."""
-        ...
-
-    def produced(self, plan_id: str, effect: Effect) -> None:
-        """A plan produced ``effect`` (in order, after the event that caused it)."""
+    def stepped(
+        self, plan_id: str, seq: int, now: float, event: PlanEvent, effects: list[Effect]
+    ) -> None:
+        """A plan consumed its ``seq``-th event at ``now`` and produced ``effects``."""
         ...
 
 
@@ -136,6 +141,7 @@ class PlanActor:
         observer: PlanObserver | None = None,
         scan_in_thread: bool = True,
         scan_delay: float = 0.0,
+        step_function: StepFunction = step,
     ) -> None:
         self.plan_id = plan_id
         self.query = query
@@ -155,6 +161,8 @@ class PlanActor:
         self._candidates: RecallCandidates | None = None
         self._work_scopes: list[trio.CancelScope] = []
         self._work: trio.Nursery | None = None
+        self._step = step_function
+        self._seq = 0
 
     @property
     def plan(self) -> Plan:
@@ -181,10 +189,12 @@ class PlanActor:
         async with trio.open_nursery() as work:
             self._work = work
             try:
-                if self._observer is not None:
-                    self._observer.opened(self.plan_id, self.options, self.query)
                 plan, effects = start(self.options)
                 self._plan = plan
+                if self._observer is not None:
+                    self._observer.opened(
+                        self.plan_id, self.options, self.query, self._excluded, effects
+                    )
                 self._carry_out(effects, None)
                 task_status.started()
                 async with self._receive:
@@ -204,16 +214,15 @@ class PlanActor:
 
     def _feed(self, event: PlanEvent, reply: OneShot | None) -> None:
         now = trio.current_time()
+        self._plan, effects = self._step(self.plan, event, now)
+        self._seq += 1
         if self._observer is not None:
-            self._observer.consumed(self.plan_id, event, now)
-        self._plan, effects = step(self.plan, event, now)
+            self._observer.stepped(self.plan_id, self._seq, now, event, effects)
         self._carry_out(effects, reply)
 
     def _carry_out(self, effects: list[Effect], reply: OneShot | None) -> None:
         answer: MemoryBlock | None = None
         for effect in effects:
-            if self._observer is not None:
-                self._observer.produced(self.plan_id, effect)
             match effect:
                 case StartScan():
                     self._spawn(self._scan)

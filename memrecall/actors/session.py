@@ -208,4 +208,5 @@ class Session:
             observer=settings.observer,
             scan_in_thread=settings.scan_in_thread,
             scan_delay=settings.scan_delay,
+            step_function=settings.step_function,
         )

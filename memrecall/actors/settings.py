@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import attrs
 
+from memrecall.engine.plan import StepFunction, step
 from memrecall.engine.source import DocumentSource
 from memrecall.sinks import TelemetrySink
 
@@ -26,7 +27,9 @@ class EngineSettings:
     seconds of trio time instead: a real thread would let a mock clock jump
     past the initial deadline while the scan is still running.
     ``fast_result=False`` disables the fast phase (the delivery evaluation's
-    "single path" design); leave it on in production.
+    "single path" design); leave it on in production. ``step_function`` is a
+    test-only hook: simulations replace the transition function to plant faults
+    and prove the safety checks catch them.
     """
 
     source: DocumentSource
@@ -37,3 +40,4 @@ class EngineSettings:
     scan_in_thread: bool = True
     scan_delay: float = 0.0
     fast_result: bool = True
+    step_function: StepFunction = step

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import attrs
+import msgspec
 
 from memrecall.events.documents import MemoryDocument
 from memrecall.events.effects import (
@@ -82,6 +83,7 @@ __all__ = [
     "PlanOptions",
     "PlanState",
     "Result",
+    "StepFunction",
     "start",
     "step",
     "transition_table",
@@ -110,8 +112,7 @@ _WORK_RUNNING = frozenset(
 )
 
 
-@attrs.frozen
-class PlanOptions:
+class PlanOptions(msgspec.Struct, frozen=True, kw_only=True):
     """What a plan is told when it opens (recorded in event logs).
 
     ``started_at`` is on the actor's clock (the one ``now`` comes from);
@@ -163,6 +164,7 @@ class Plan:
 
 
 Step: TypeAlias = tuple[Plan, list[Effect]]
+StepFunction: TypeAlias = Callable[[Plan, PlanEvent, float], Step]
 Handler: TypeAlias = Callable[[Plan, Any, float], Step]
 
 

@@ -83,13 +83,28 @@ class JsonlCodec(Generic[T]):
 
     def iter_records(self, lines: Iterable[bytes], *, first_line: int = 2) -> Iterator[T]:
         """Decode record lines; blank lines are skipped, a bad one raises with its number."""
+        for _, record in self.iter_numbered(lines, first_line=first_line):
+            yield record
+
+    def iter_numbered(
+        self, lines: Iterable[bytes], *, first_line: int = 2
+    ) -> Iterator[tuple[int, T]]:
+        """Like :meth:`iter_records`, with each record's 1-based line number."""
         for number, line in enumerate(lines, start=first_line):
             if not line.strip():
                 continue
             try:
-                yield self._decoder.decode(line)
+                yield number, self._decoder.decode(line)
             except msgspec.DecodeError as exc:
                 raise LogDecodeError(number, str(exc)) from None
+
+    def decode_numbered(self, data: bytes) -> tuple[LogHeader, list[tuple[int, T]]]:
+        """Decode a whole file, keeping each record's line number."""
+        lines = data.split(b"\n")
+        if not lines or not lines[0].strip():
+            raise LogDecodeError(1, "empty file: no header line")
+        header = self.decode_header(lines[0])
+        return header, list(self.iter_numbered(lines[1:]))
 
     def decode_all(self, data: bytes) -> tuple[LogHeader, list[T]]:
         """Decode a whole file."""

@@ -1,0 +1,42 @@
+"""``memrecall simulate``: seeded runs of the real engine, checked and compared."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .runner import options_for_seed, simulate
+
+__all__ = ["FAILURE_DIR", "simulate_main"]
+
+FAILURE_DIR = Path("sim-failures")
+
+
+def simulate_main(seed: int, runs: int, *, verbose: bool = False) -> int:
+    """Run seeds ``seed .. seed+runs-1``; on a failure write its log and print how to reproduce."""
+    logging.getLogger("memrecall").setLevel(logging.DEBUG if verbose else logging.ERROR)
+    failures = 0
+    plans = 0
+    for current in range(seed, seed + runs):
+        options = options_for_seed(current)
+        result = simulate(options)
+        plans += result.plans
+        status = "ok" if result.ok else "FAILED"
+        print(f"seed {current}: {result.plans} plans, {len(result.log)} log bytes: {status}")
+        if verbose or not result.ok:
+            print(options.describe())
+        if result.ok:
+            continue
+        failures += 1
+        if not result.identical:
+            print("  the two runs of this seed produced different logs (non-determinism)")
+        for violation in result.violations:
+            print(f"  {violation}")
+        FAILURE_DIR.mkdir(exist_ok=True)
+        path = FAILURE_DIR / f"seed-{current}.jsonl"
+        path.write_bytes(result.log)
+        print(f"  log written to {path}")
+        print(f"  reproduce: uv run memrecall simulate --seed {current} --runs 1")
+        print(f"  replay without the seed: uv run memrecall replay {path}")
+    print(f"{runs} seeds, {plans} plans, {failures} failed")
+    return 1 if failures else 0
