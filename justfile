@@ -14,9 +14,11 @@ lint:
     uv run ruff format --check .
     uv run mypy --strict
 
-# timing tables: scoring latency, scan latency, actor throughput
+# timing tables: scoring latency, scan latency, actor throughput and idle-session memory
 bench:
     uv run python -m memrecall.bench
+    uv run memrecall bench scan
+    uv run python -m simulations.throughput
 
 # seeded simulations of the real actors on a virtual clock
 sim SEED="1" RUNS="20":

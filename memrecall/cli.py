@@ -177,6 +177,27 @@ def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPar
     rep.set_defaults(func=_cmd_replay)
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from memrecall.scanbench import scan_bench_main
+
+    try:
+        sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
+    except ValueError:
+        print(f"memrecall bench scan: bad --sizes {args.sizes!r}", file=sys.stderr)
+        return 2
+    return scan_bench_main(sizes, as_json=args.json)
+
+
+def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser("bench", help="benchmarks (scan: recall start to fast result)")
+    bench.add_argument("what", choices=["scan"], help="which benchmark")
+    bench.add_argument(
+        "--sizes", default="200,500,1000,2000,5000", help="comma-separated topic counts"
+    )
+    bench.add_argument("--json", action="store_true", help="print JSON rows")
+    bench.set_defaults(func=_cmd_bench)
+
+
 def _add_tree_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", metavar="DIR", help="project memory root")
     parser.add_argument("--user", metavar="DIR", help="user memory root")
@@ -197,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_cmd_demo)
 
     _add_simulation_parsers(sub)
+    _add_bench_parser(sub)
 
     _add_eval_parser(sub)
     return parser

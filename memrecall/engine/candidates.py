@@ -16,6 +16,7 @@ still count. Only documents whose line made it in can be selected.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
@@ -64,8 +65,12 @@ def iso_mtime(mtime: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+@functools.lru_cache(maxsize=65_536)
 def manifest_line(document: MemoryDocument) -> str:
-    """``- [type] /abs/path (ISO mtime): description`` (description cut to 512 units)."""
+    """``- [type] /abs/path (ISO mtime): description`` (description cut to 512 units).
+
+    A line depends only on the document, so it is computed once per document.
+    """
     line = f"- [{document.type.value}] {document.path} ({iso_mtime(document.mtime)})"
     if document.description:
         line += ": " + utf16_prefix(document.description, MAX_MANIFEST_DESCRIPTION)

@@ -61,11 +61,16 @@ def js_trim(text: str) -> str:
     return text.strip(_JS_WHITESPACE)
 
 
-def _value(frontmatter: str, key: str) -> str:
-    pattern = (
-        rf"(?:^|(?<=[{_LINE_END}])){re.escape(key)}:[ \t]*([^{_LINE_END}]+)(?=[{_LINE_END}]|\Z)"
+_KEYS = {
+    key: re.compile(
+        rf"(?:^|(?<=[{_LINE_END}])){key}:[ \t]*([^{_LINE_END}]+)(?=[{_LINE_END}]|\Z)"
     )
-    match = re.search(pattern, frontmatter)
+    for key in ("name", "title", "description", "type")
+}
+
+
+def _value(frontmatter: str, key: str) -> str:
+    match = _KEYS[key].search(frontmatter)
     return js_trim(match.group(1)) if match else ""
 
 
