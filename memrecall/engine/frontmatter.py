@@ -62,9 +62,7 @@ def js_trim(text: str) -> str:
 
 
 _KEYS = {
-    key: re.compile(
-        rf"(?:^|(?<=[{_LINE_END}])){key}:[ \t]*([^{_LINE_END}]+)(?=[{_LINE_END}]|\Z)"
-    )
+    key: re.compile(rf"(?:^|(?<=[{_LINE_END}])){key}:[ \t]*([^{_LINE_END}]+)(?=[{_LINE_END}]|\Z)")
     for key in ("name", "title", "description", "type")
 }
 
