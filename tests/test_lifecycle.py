@@ -419,3 +419,14 @@ async def test_one_terminal_record_per_plan_across_many_turns(autojump_clock: Mo
             await session.tool_result()
             await session.turn_end(tools_requested=False)
     assert len(terminals(h.records)) == 4
+
+
+async def test_a_blank_query_settles_empty_without_calling_the_selector(
+    autojump_clock: MockClock,
+) -> None:
+    selector = SimulatedSelector(latency=0.2)
+    async with harness(selector=selector) as h:
+        session = await h.engine.open_session()
+        assert await session.user_query("   ") is None
+    assert selector.calls == 0
+    assert deliveries(h.records) == [("refined", "discarded", "no_relevant_results", "none", 0)]

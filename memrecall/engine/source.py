@@ -17,7 +17,7 @@ import attrs
 
 from memrecall.events.documents import MemoryDocument
 
-from .candidates import Ranker, RecallCandidates, prepare_candidates
+from .candidates import Manifest, Ranker, RecallCandidates, prepare_candidates
 from .scanner import Diagnostic, MemoryTree, scan_tree
 from .scorer import ReferenceIndex
 
@@ -85,5 +85,5 @@ def prepare_recall(
     )
     if not query.strip():
         # Nothing to ask a selector about: no candidates, so the plan settles empty.
-        return attrs.evolve(candidates, candidates=(), fallback=())
+        return attrs.evolve(candidates, candidates=(), fallback=(), manifest=Manifest("", ()))
     return candidates
