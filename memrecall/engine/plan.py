@@ -210,17 +210,24 @@ def _consume(plan: Plan, point: DeliveryPoint, now: float) -> Step:
             if result.selected
             else DiscardReason.NO_RELEVANT_RESULTS
         )
-        record = DeliveryRecord(
-            phase=Phase.REFINED,
-            delivery_point=DeliveryPoint.DISCARDED,
-            discard_reason=reason,
-            strategy=result.strategy,
-            docs_selected=len(result.selected),
-            latency_ms=_ms(plan, now),
-        )
+        record = _discard_record(plan, result, reason, now)
         state = PlanState.DISCARDED
     effects.append(EmitTelemetry(record=record))
     return attrs.evolve(plan, state=state), effects
+
+
+def _discard_record(
+    plan: Plan, result: Result, reason: DiscardReason, now: float
+) -> DeliveryRecord:
+    """The terminal record of a discard: the selector's count, whatever was delivered."""
+    return DeliveryRecord(
+        phase=Phase.REFINED,
+        delivery_point=DeliveryPoint.DISCARDED,
+        discard_reason=reason,
+        strategy=result.strategy,
+        docs_selected=len(result.selected),
+        latency_ms=_ms(plan, now),
+    )
 
 
 def _discard(plan: Plan, reason: DiscardReason, now: float) -> Step:
@@ -233,18 +240,7 @@ def _discard(plan: Plan, reason: DiscardReason, now: float) -> Step:
         effects.append(CancelWork())
     if plan.window_open:
         effects.append(ReleaseInitialWait())
-    effects.append(
-        EmitTelemetry(
-            record=DeliveryRecord(
-                phase=Phase.REFINED,
-                delivery_point=DeliveryPoint.DISCARDED,
-                discard_reason=reason,
-                strategy=result.strategy,
-                docs_selected=len(result.selected),
-                latency_ms=_ms(plan, now),
-            )
-        )
-    )
+    effects.append(EmitTelemetry(record=_discard_record(plan, result, reason, now)))
     return attrs.evolve(plan, state=PlanState.DISCARDED), effects
 
 
