@@ -103,6 +103,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         reports = evaluation.evaluate_many(corpus, ["frozen", args.scorer])
         print(evaluation.format_comparison(reports["frozen"], reports[args.scorer]))
         return 0
+    if args.side_by_side:
+        names = list(dict.fromkeys([*evaluation.BASELINES, args.scorer]))
+        print(
+            evaluation.format_side_by_side(list(evaluation.evaluate_many(corpus, names).values()))
+        )
+        return 0
     report = evaluation.evaluate(corpus, args.scorer)
     if args.json:
         sys.stdout.flush()
@@ -129,7 +135,50 @@ def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     mode.add_argument(
         "--compare", action="store_true", help="print a before/after table: frozen vs --scorer"
     )
+    mode.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="print frozen / reference / bm25 / --scorer side by side, per slice",
+    )
     ev.set_defaults(func=_cmd_eval)
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from memrecall.calibration import calibrate_main
+
+    command = "memrecall calibrate --corpus " + args.corpus
+    if not args.holdout:
+        command += " --no-holdout"
+    return calibrate_main(
+        args.corpus,
+        output=args.output,
+        as_json=args.json,
+        holdout=args.holdout,
+        target=args.target,
+        command=command,
+    )
+
+
+def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cal = sub.add_parser(
+        "calibrate", help="recompute the strong/weak match thresholds on a labelled corpus"
+    )
+    cal.add_argument("--corpus", metavar="FILE", required=True, help="the corpus JSON file")
+    cal.add_argument("--output", metavar="FILE", help="also write the thresholds file here")
+    cal.add_argument("--json", action="store_true", help="print the thresholds file's JSON")
+    cal.add_argument(
+        "--no-holdout",
+        dest="holdout",
+        action="store_false",
+        help="fit on every case (default: even-numbered cases, the odd ones held out)",
+    )
+    cal.add_argument(
+        "--target",
+        type=float,
+        default=0.95,
+        help="fast-path precision the strong thresholds must reach (default: 0.95)",
+    )
+    cal.set_defaults(func=_cmd_calibrate)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -185,7 +234,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     except ValueError:
         print(f"memrecall bench scan: bad --sizes {args.sizes!r}", file=sys.stderr)
         return 2
-    return scan_bench_main(sizes, as_json=args.json)
+    return scan_bench_main(sizes, as_json=args.json, catalog=args.catalog)
 
 
 def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -195,6 +244,11 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--sizes", default="200,500,1000,2000,5000", help="comma-separated topic counts"
     )
     bench.add_argument("--json", action="store_true", help="print JSON rows")
+    bench.add_argument(
+        "--catalog",
+        action="store_true",
+        help="also time the catalog: warm, after an edit, and a new process from its file",
+    )
     bench.set_defaults(func=_cmd_bench)
 
 
@@ -221,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_parser(sub)
 
     _add_eval_parser(sub)
+    _add_calibrate_parser(sub)
     return parser
 
 

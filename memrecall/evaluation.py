@@ -8,6 +8,12 @@ case, as the deterministic recall path does) and computes the metrics per
 slice, over all cases, and over the ``lexical`` aggregate, which leaves out
 the queries no substring scorer can answer.
 
+Beside the contract's figures, each group carries the fast path's figures
+(optional extra keys): what the deterministic fast result (at most two
+documents) would deliver on a tool-free turn. A scorer with a ``fast`` method
+(an absolute judgement) delivers what that returns; any other scorer delivers
+its top two.
+
 Everything here is pure apart from :func:`load_corpus` (reads the file) and
 the per-case latency timing in :func:`evaluate`.
 """
@@ -24,11 +30,15 @@ from typing import Any, NoReturn, Protocol
 import attrs
 
 from memrecall.engine.baselines import FrozenIndex, RandomIndex
+from memrecall.engine.bm25 import BM25Index
+from memrecall.engine.ranking import FieldedIndex
 from memrecall.engine.scorer import ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 
 __all__ = [
+    "BASELINES",
     "DEFAULT_SCORER",
+    "FAST_LIMIT",
     "LIMIT",
     "SCORERS",
     "SEMANTIC_SLICE",
@@ -45,6 +55,7 @@ __all__ = [
     "evaluate_many",
     "format_comparison",
     "format_report",
+    "format_side_by_side",
     "load_corpus",
     "parse_corpus",
     "random_floor",
@@ -52,6 +63,9 @@ __all__ = [
 
 LIMIT = 5
 """Documents the deterministic path returns per query, and the k of Recall@k."""
+
+FAST_LIMIT = 2
+"""Documents in the deterministic fast result, at most."""
 
 SEMANTIC_SLICE = "semantic-no-lexical"
 """The slice left out of the ``lexical`` aggregate: answerable, but with no shared words."""
@@ -69,13 +83,19 @@ ScorerFactory = Callable[[Sequence[MemoryDocument]], Ranker]
 """Builds a scorer over a pool of documents (input order = pool order)."""
 
 SCORERS: dict[str, ScorerFactory] = {
+    "fielded": FieldedIndex.of,
     "reference": ReferenceIndex.of,
+    "bm25": BM25Index.of,
     "frozen": FrozenIndex,
     "random": RandomIndex,
 }
 """The scorers ``memrecall eval --scorer`` knows, by name; add new ones here."""
 
-DEFAULT_SCORER = "reference"
+DEFAULT_SCORER = "fielded"
+"""BM25F with an absolute judgement (:mod:`memrecall.engine.ranking`)."""
+
+BASELINES = ("frozen", "reference", "bm25")
+"""What ``memrecall eval --side-by-side`` shows before the chosen scorer."""
 
 
 class CorpusError(ValueError):
@@ -303,9 +323,13 @@ class Metrics:
     no_result_precision: float | None
     no_result_recall: float | None
     max_selected: int | None
+    fast_precision: float | None = None
+    """Of the documents the fast result delivered, the share that are relevant."""
+    fast_hit: float | None = None
+    """Of the cases with relevant documents, the share whose fast result holds one."""
 
     def to_json(self) -> dict[str, Any]:
-        """The contract's object (keys in contract order)."""
+        """The contract's object (keys in contract order), then the optional fast-path keys."""
         return {
             "cases": self.cases,
             "recall_at_5": self.recall_at_5,
@@ -313,6 +337,8 @@ class Metrics:
             "no_result_precision": self.no_result_precision,
             "no_result_recall": self.no_result_recall,
             "max_selected": self.max_selected,
+            "fast_precision": self.fast_precision,
+            "fast_hit": self.fast_hit,
         }
 
 
@@ -320,17 +346,26 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def compute_metrics(cases: Sequence[Case], selections: Sequence[Sequence[str]]) -> Metrics:
+def compute_metrics(
+    cases: Sequence[Case],
+    selections: Sequence[Sequence[str]],
+    fast: Sequence[Sequence[str]] | None = None,
+) -> Metrics:
     """Metrics of ``cases`` given what was selected for each (same order, best first).
 
     Recall@5 averages |relevant ∩ first 5 selected| / |relevant| over cases
     with relevant documents; top-1 is the share of cases with a ``top`` whose
     first selection is it; no-result precision is the share of silent answers
     that were right to be silent; no-result recall the share of no-result
-    cases answered with silence.
+    cases answered with silence. With ``fast`` (the fast result per case),
+    fast-path precision is the share of all fast-delivered documents that are
+    relevant to their case, and fast hit the share of cases with relevant
+    documents whose fast result holds at least one.
     """
     if len(cases) != len(selections):
         raise ValueError("one selection per case")
+    if fast is not None and len(fast) != len(cases):
+        raise ValueError("one fast result per case")
     recalls: list[float] = []
     tops: list[float] = []
     silent_right: list[float] = []
@@ -345,6 +380,13 @@ def compute_metrics(cases: Sequence[Case], selections: Sequence[Sequence[str]]) 
             tops.append(1.0 if selected and selected[0] == case.top else 0.0)
         if not selected:
             silent_right.append(0.0 if case.relevant else 1.0)
+    delivered: list[float] = []
+    fast_hits: list[float] = []
+    for case, sent in zip(cases, fast or (), strict=False):
+        relevant = set(case.relevant)
+        delivered.extend(1.0 if doc_id in relevant else 0.0 for doc_id in sent)
+        if relevant:
+            fast_hits.append(1.0 if relevant & set(sent) else 0.0)
     return Metrics(
         cases=len(cases),
         recall_at_5=_mean(recalls),
@@ -352,6 +394,8 @@ def compute_metrics(cases: Sequence[Case], selections: Sequence[Sequence[str]]) 
         no_result_precision=_mean(silent_right),
         no_result_recall=_mean(empty_silent),
         max_selected=max((len(s) for s in selections), default=None),
+        fast_precision=_mean(delivered),
+        fast_hit=_mean(fast_hits) if fast is not None else None,
     )
 
 
@@ -374,10 +418,11 @@ def _percentile(values: Sequence[float], percent: float) -> float:
 
 @attrs.frozen
 class CaseResult:
-    """What the scorer selected for one case (document ids, best first)."""
+    """What the scorer selected for one case (document ids, best first), and its fast result."""
 
     id: str
     selected: tuple[str, ...]
+    fast: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -416,13 +461,17 @@ def evaluate(corpus: Corpus, scorer: str = DEFAULT_SCORER) -> Report:
 
     Each case ranks the whole pool minus its ``exclude``, limit 5. Latency is
     the wall time of each case's ranking call (building the index is not
-    counted). Raises ``KeyError`` for an unknown scorer name.
+    counted). The fast result is the scorer's ``fast(query, exclude=...)``
+    where it has one, else its top two. Raises ``KeyError`` for an unknown
+    scorer name.
     """
     if scorer not in SCORERS:
         raise KeyError(f"unknown scorer {scorer!r} (known: {', '.join(sorted(SCORERS))})")
     ranker = SCORERS[scorer](corpus.documents)
+    fast_of: Callable[..., list[int]] | None = getattr(ranker, "fast", None)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     selections: list[tuple[str, ...]] = []
+    fast: list[tuple[str, ...]] = []
     latencies: list[float] = []
     for case in corpus.cases:
         exclude = {position[doc_id] for doc_id in case.exclude}
@@ -430,10 +479,16 @@ def evaluate(corpus: Corpus, scorer: str = DEFAULT_SCORER) -> Report:
         ranked = ranker.rank(case.query, LIMIT, exclude=exclude)
         latencies.append((time.perf_counter() - started) * 1000)
         selections.append(tuple(corpus.ids[i] for i in ranked[:LIMIT]))
+        sent = ranked[:FAST_LIMIT] if fast_of is None else fast_of(case.query, exclude=exclude)
+        fast.append(tuple(corpus.ids[i] for i in sent[:FAST_LIMIT]))
 
     def over(keep: Callable[[Case], bool]) -> Metrics:
-        pairs = [(c, s) for c, s in zip(corpus.cases, selections, strict=True) if keep(c)]
-        return compute_metrics([c for c, _ in pairs], [s for _, s in pairs])
+        picked = [i for i, c in enumerate(corpus.cases) if keep(c)]
+        return compute_metrics(
+            [corpus.cases[i] for i in picked],
+            [selections[i] for i in picked],
+            [fast[i] for i in picked],
+        )
 
     slice_names = list(dict.fromkeys(c.slice for c in corpus.cases))
     return Report(
@@ -443,20 +498,18 @@ def evaluate(corpus: Corpus, scorer: str = DEFAULT_SCORER) -> Report:
         random_floor=random_floor(len(corpus.documents)),
         overall=over(lambda c: True),
         lexical=over(lambda c: c.slice != SEMANTIC_SLICE),
-        slices={name: _slice_metrics(corpus.cases, selections, name) for name in slice_names},
+        slices={name: over(_in_slice(name)) for name in slice_names},
         latency_p50_ms=round(_percentile(latencies, 50), 4),
         latency_p95_ms=round(_percentile(latencies, 95), 4),
         results=tuple(
-            CaseResult(id=c.id, selected=s) for c, s in zip(corpus.cases, selections, strict=True)
+            CaseResult(id=c.id, selected=s, fast=f)
+            for c, s, f in zip(corpus.cases, selections, fast, strict=True)
         ),
     )
 
 
-def _slice_metrics(
-    cases: Sequence[Case], selections: Sequence[Sequence[str]], name: str
-) -> Metrics:
-    pairs = [(c, s) for c, s in zip(cases, selections, strict=True) if c.slice == name]
-    return compute_metrics([c for c, _ in pairs], [s for _, s in pairs])
+def _in_slice(name: str) -> Callable[[Case], bool]:
+    return lambda case: case.slice == name
 
 
 def evaluate_many(corpus: Corpus, scorers: Sequence[str]) -> dict[str, Report]:
@@ -503,6 +556,8 @@ def format_report(report: Report) -> str:
         "no-result precision",
         "no-result recall",
         "max selected",
+        "fast precision",
+        "fast hit",
     ]
     rows = [
         [
@@ -513,6 +568,8 @@ def format_report(report: Report) -> str:
             _percent(m.no_result_precision),
             _percent(m.no_result_recall),
             _count(m.max_selected),
+            _percent(m.fast_precision),
+            _percent(m.fast_hit),
         ]
         for name, m in _groups(report)
     ]
@@ -524,6 +581,8 @@ def format_report(report: Report) -> str:
         *_table(header, rows),
         "",
         f"latency per case: p50 {report.latency_p50_ms:.3f} ms, p95 {report.latency_p95_ms:.3f} ms",
+        "fast precision: share of fast-delivered documents (at most 2) that are relevant;"
+        " fast hit: share of answerable cases whose fast result holds a relevant one",
     ]
     return "\n".join(lines)
 
@@ -556,5 +615,52 @@ def format_comparison(before: Report, after: Report) -> str:
         f"random floor (Recall@5 of a query-blind scorer): {_percent(before.random_floor)}",
         "",
         *_table(header, rows),
+    ]
+    return "\n".join(lines)
+
+
+_SIDE_BY_SIDE = (
+    ("Recall@5", "recall_at_5"),
+    ("top-1", "top1"),
+    ("no-result precision", "no_result_precision"),
+    ("no-result recall", "no_result_recall"),
+    ("fast precision", "fast_precision"),
+)
+
+
+def _bare(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}"
+
+
+def format_side_by_side(reports: Sequence[Report]) -> str:
+    """Several scorers on one corpus, per slice: each cell is ``a / b / ...`` in percent."""
+    if not reports:
+        raise ValueError("at least one report")
+    first = reports[0]
+    names = " / ".join(r.scorer for r in reports)
+    header = ["slice", "cases", *(label for label, _ in _SIDE_BY_SIDE)]
+    groups = [dict(_groups(r)) for r in reports]
+    rows = []
+    for name, m in _groups(first):
+        rows.append(
+            [
+                name,
+                str(m.cases),
+                *(
+                    " / ".join(_bare(getattr(g[name], key)) for g in groups)
+                    for _, key in _SIDE_BY_SIDE
+                ),
+            ]
+        )
+    lines = [
+        f"corpus {first.corpus}: {first.documents} documents, {first.overall.cases} cases;"
+        f" each cell: {names} (percent)",
+        f"random floor (Recall@5 of a query-blind scorer): {_percent(first.random_floor)}",
+        "fast precision: share of fast-delivered documents (at most 2) that are relevant",
+        "",
+        *_table(header, rows),
+        "",
+        "latency per case (p50 / p95 ms): "
+        + "; ".join(f"{r.scorer} {r.latency_p50_ms:.3f} / {r.latency_p95_ms:.3f}" for r in reports),
     ]
     return "\n".join(lines)

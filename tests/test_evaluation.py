@@ -36,6 +36,8 @@ METRIC_KEYS = {
     "no_result_recall",
     "max_selected",
 }
+OPTIONAL_METRIC_KEYS = {"fast_precision", "fast_hit"}
+"""Extra keys per group (the contract allows optional additions)."""
 REPORT_KEYS = {
     "corpus",
     "documents",
@@ -456,10 +458,10 @@ def test_json_output_has_exactly_the_contract_keys(
     report = json.loads(out)
     assert set(report) == REPORT_KEYS
     assert (report["corpus"], report["documents"], report["cases"]) == ("small", 3, 4)
-    assert report["scorer"] == "reference"
+    assert report["scorer"] == "fielded"
     assert report["random_floor"] == 1.0
     for group in [report["overall"], report["lexical"], *report["slices"].values()]:
-        assert set(group) == METRIC_KEYS
+        assert set(group) == METRIC_KEYS | OPTIONAL_METRIC_KEYS
     assert set(report["slices"]) == {"english", "no-result", "semantic-no-lexical"}
     assert set(report["latency_ms"]) == {"p50", "p95"}
     assert all(isinstance(v, float) for v in report["latency_ms"].values())
@@ -493,7 +495,7 @@ def test_table_and_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
     status, out, _ = run_cli(["eval", "--corpus", str(path), "--compare"], capsys)
     assert status == 0
-    assert "frozen → reference" in out
+    assert "frozen → fielded" in out
     no_result = next(line for line in out.splitlines() if line.startswith("| no-result"))
     assert "0.0% → 100.0%" in no_result  # frozen answers with filler; reference stays silent
 
@@ -515,9 +517,33 @@ def fixture_reports() -> dict[str, evaluation.Report]:
     return evaluate_many(load_corpus(FIXTURE), ["frozen", "reference"])
 
 
+HARD_SLICES = frozenset(
+    {
+        "substring-trap",
+        "no-result-common",
+        "rare-body",
+        "sea-script",
+        "combining-marks",
+        "conversational",
+    }
+)
+"""Slices added with the ``fielded`` scorer (issue 7) to show the reference scorer's documented
+weaknesses: substring hits, stopwords, title over body, unspaced scripts, combining marks. The
+reference floor below is kept on the corpus it was set for (every other lexical case), since
+those slices exist to fail it; the ``fielded`` floors in tests/test_default_scorer.py cover
+the whole corpus."""
+
+
 def test_reference_meets_the_quality_floor(fixture_reports: dict[str, evaluation.Report]) -> None:
     report = fixture_reports["reference"]
-    lexical = report.lexical
+    corpus = load_corpus(FIXTURE)
+    original = [
+        c.slice not in HARD_SLICES and c.slice != evaluation.SEMANTIC_SLICE for c in corpus.cases
+    ]
+    lexical = compute_metrics(
+        [c for c, keep in zip(corpus.cases, original, strict=True) if keep],
+        [r.selected for r, keep in zip(report.results, original, strict=True) if keep],
+    )
     assert lexical.recall_at_5 is not None
     assert lexical.recall_at_5 >= 0.9
     assert lexical.top1 is not None

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 
 import trio
 
+from memrecall.engine.catalog import CatalogSource
+from memrecall.engine.catalog_store import CacheLocation, default_cache_path
 from memrecall.engine.plan import StepFunction, step
 from memrecall.engine.scanner import MemoryTree
 from memrecall.engine.source import DocumentSource, TreeSource
@@ -62,14 +65,33 @@ async def open_engine(
     scan_delay: float = 0.0,
     fast_result: bool = True,
     step_function: StepFunction = step,
+    catalog: bool = True,
+    catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
 ) -> AsyncIterator[Engine]:
     """Open an engine over a memory tree (or any document source).
+
+    For a memory tree the engine keeps a catalog of parsed documents shared by
+    all its sessions (:class:`~memrecall.engine.catalog.CatalogSource`), so a
+    recall reads only what changed. ``catalog_cache`` is where the catalog is
+    persisted for the next process: by default a file under
+    ``$XDG_CACHE_HOME/memrecall/`` (else ``~/.cache/memrecall/``) named after
+    the roots; a path of your choice; or ``None`` to keep it in memory only.
+    ``catalog=False`` scans the whole tree on every recall instead.
 
     On exit every session is shut down and every pending plan records its
     terminal event. If the host cancels the block, the plans still record
     theirs (``shutdown``) while they unwind; nothing outlives the block.
     """
-    source = TreeSource(memory) if isinstance(memory, MemoryTree) else memory
+    owned: CatalogSource | None = None
+    source: DocumentSource
+    if not isinstance(memory, MemoryTree):
+        source = memory
+    elif catalog:
+        if catalog_cache is CacheLocation.DEFAULT:
+            catalog_cache = default_cache_path([(r.scope.value, r.path) for r in memory.roots])
+        source = owned = CatalogSource(memory, cache_path=catalog_cache)
+    else:
+        source = TreeSource(memory)
     settings = EngineSettings(
         source=source,
         selector=selector,
@@ -90,6 +112,10 @@ async def open_engine(
             # only forwards an event and waits for it to be processed, never for I/O.
             with trio.move_on_after(_DRAIN_SECONDS, shield=True):
                 await engine.aclose()
+            if owned is not None:
+                # Saves the catalog file; waits for a scan still running in a worker thread.
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(owned.close)
 
 
 _DRAIN_SECONDS = 5.0

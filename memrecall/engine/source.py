@@ -3,9 +3,12 @@
 A :class:`DocumentSource` gives a consistent snapshot of the pool (documents
 in recall order plus a ranker over exactly that list). :class:`TreeSource`
 scans the memory tree afresh for every recall; :class:`StaticSource` serves a
-fixed list (tests, simulations, evaluation). :func:`prepare_recall` runs the
-whole deterministic pass: snapshot, exclusion, noise filter, ranking,
-candidates and manifest. It is synchronous and is what the scan worker runs.
+fixed list (tests, simulations, evaluation);
+:class:`~memrecall.engine.catalog.CatalogSource` (the engine's default for a
+memory tree) keeps parsed documents between recalls and reads only what
+changed. :func:`prepare_recall` runs the whole deterministic pass: snapshot,
+exclusion, noise filter, ranking, candidates and manifest. It is synchronous
+and is what the scan worker runs.
 """
 
 from __future__ import annotations
@@ -21,16 +24,45 @@ from .candidates import Manifest, Ranker, RecallCandidates, prepare_candidates
 from .scanner import Diagnostic, MemoryTree, scan_tree
 from .scorer import ReferenceIndex
 
-__all__ = ["DocumentSource", "Snapshot", "StaticSource", "TreeSource", "prepare_recall"]
+__all__ = [
+    "CandidatePreparer",
+    "DocumentSource",
+    "Snapshot",
+    "StaticSource",
+    "TreeSource",
+    "prepare_recall",
+]
+
+
+class CandidatePreparer(Protocol):
+    """An index that prepares a recall's candidates itself, faster than the generic pass.
+
+    Its result must equal :func:`~memrecall.engine.candidates.prepare_candidates`
+    over the snapshot's documents and ranker.
+    """
+
+    def prepare_candidates(
+        self,
+        query: str,
+        *,
+        recent_tools: Sequence[str] = (),
+        excluded_paths: Collection[str] = frozenset(),
+    ) -> RecallCandidates:
+        """Candidates, fallback and manifest for ``query``."""
+        ...
 
 
 @attrs.frozen
 class Snapshot:
-    """Documents in recall order, a ranker over exactly them, and scan diagnostics."""
+    """Documents in recall order, a ranker over exactly them, and scan diagnostics.
+
+    ``preparer``, when set, replaces the generic candidate pass (same result).
+    """
 
     documents: tuple[MemoryDocument, ...]
     ranker: Ranker
     diagnostics: tuple[Diagnostic, ...] = ()
+    preparer: CandidatePreparer | None = None
 
 
 class DocumentSource(Protocol):
@@ -76,13 +108,18 @@ def prepare_recall(
 ) -> RecallCandidates:
     """The deterministic pass of one recall (what the scan worker runs)."""
     snapshot = source.snapshot()
-    candidates = prepare_candidates(
-        query,
-        snapshot.documents,
-        snapshot.ranker,
-        recent_tools=recent_tools,
-        excluded_paths=excluded_paths,
-    )
+    if snapshot.preparer is not None:
+        candidates = snapshot.preparer.prepare_candidates(
+            query, recent_tools=recent_tools, excluded_paths=excluded_paths
+        )
+    else:
+        candidates = prepare_candidates(
+            query,
+            snapshot.documents,
+            snapshot.ranker,
+            recent_tools=recent_tools,
+            excluded_paths=excluded_paths,
+        )
     if not query.strip():
         # Nothing to ask a selector about: no candidates, so the plan settles empty.
         return attrs.evolve(candidates, candidates=(), fallback=(), manifest=Manifest("", ()))

@@ -1,0 +1,114 @@
+"""The absolute match judgement (strong / weak / none) and its calibrated thresholds.
+
+A document's judgement for a query depends on two figures of that document
+alone (see :class:`~memrecall.engine.ranking.Match`):
+
+* **coverage**: how much of the query's weight the document explains (0 to 1);
+* **evidence**: how much rare matching text it has, in units of the rarest
+  term the pool can hold.
+
+``strong`` needs both at or above the strong thresholds, ``weak`` both at or
+above the weak ones; anything else is ``none``. The fast path delivers only
+strong documents; the ranking keeps weak ones for the selector and the
+fallback; ``none`` is dropped.
+
+The thresholds ship in ``thresholds.json`` beside this module, with their
+provenance (corpus, date, command). ``memrecall calibrate --corpus FILE``
+recomputes them for another labelled corpus (:mod:`memrecall.calibration`).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+__all__ = ["THRESHOLDS_FILE", "Judgement", "Provenance", "Thresholds", "default_thresholds"]
+
+THRESHOLDS_FILE = "thresholds.json"
+"""The shipped thresholds, a package resource of :mod:`memrecall.engine`."""
+
+
+class Judgement(enum.Enum):
+    """How well one document matches a query, on an absolute scale."""
+
+    NONE = "none"
+    WEAK = "weak"
+    STRONG = "strong"
+
+
+@attrs.frozen
+class Provenance:
+    """Where a set of thresholds came from."""
+
+    corpus: str
+    date: str
+    command: str
+    documents: int
+    cases: int
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """As stored in a thresholds file."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class Thresholds:
+    """The four calibrated figures (and where they came from)."""
+
+    weak_coverage: float
+    weak_evidence: float
+    strong_coverage: float
+    strong_evidence: float
+    provenance: Provenance | None = None
+
+    def judge(self, coverage: float, evidence: float) -> Judgement:
+        """The judgement of a document with these two figures."""
+        if coverage >= self.strong_coverage and evidence >= self.strong_evidence:
+            return Judgement.STRONG
+        if coverage >= self.weak_coverage and evidence >= self.weak_evidence:
+            return Judgement.WEAK
+        return Judgement.NONE
+
+    def to_json(self) -> dict[str, Any]:
+        """The thresholds file's object."""
+        out: dict[str, Any] = {
+            "weak": {"coverage": self.weak_coverage, "evidence": self.weak_evidence},
+            "strong": {"coverage": self.strong_coverage, "evidence": self.strong_evidence},
+        }
+        if self.provenance is not None:
+            out["provenance"] = self.provenance.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Thresholds:
+        """Read a thresholds object (``ValueError`` when malformed)."""
+        try:
+            provenance = data.get("provenance")
+            return cls(
+                weak_coverage=float(data["weak"]["coverage"]),
+                weak_evidence=float(data["weak"]["evidence"]),
+                strong_coverage=float(data["strong"]["coverage"]),
+                strong_evidence=float(data["strong"]["evidence"]),
+                provenance=None if provenance is None else Provenance(**provenance),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a thresholds object: {exc}") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> Thresholds:
+        """Read a thresholds file written by ``memrecall calibrate --output``."""
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+@functools.cache
+def default_thresholds() -> Thresholds:
+    """The shipped thresholds (``thresholds.json`` in this package)."""
+    text = resources.files("memrecall.engine").joinpath(THRESHOLDS_FILE).read_text("utf-8")
+    return Thresholds.from_json(json.loads(text))

@@ -1,0 +1,93 @@
+"""The ``bm25`` baseline: Okapi BM25 over the reference scorer's tokens."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from memrecall.engine.bm25 import K1, B, BM25Index
+from memrecall.evaluation import SCORERS, evaluate, parse_corpus
+from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+
+
+def doc(title: str, body: str = "", *, description: str = "", mtime: float = 0.0) -> MemoryDocument:
+    return MemoryDocument(
+        scope=Scope.PROJECT,
+        path=f"/m/{title}.md",
+        relative_path=f"{title}.md",
+        type=MemoryType.PROJECT,
+        title=title,
+        description=description,
+        body=body,
+        mtime=mtime,
+    )
+
+
+def okapi(tf: int, df: int, count: int, length: int, average: float) -> float:
+    idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+    return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+
+
+def test_scores_follow_the_okapi_formula() -> None:
+    pool = [doc("alpha beta"), doc("alpha gamma", "gamma")]
+    index = BM25Index(pool)
+    average = (2 + 3) / 2
+    assert index.scores("gamma") == {1: pytest.approx(okapi(2, 1, 2, 3, average))}
+    both = index.scores("alpha gamma")
+    assert both[0] == pytest.approx(okapi(1, 2, 2, 2, average))
+    assert both[1] == pytest.approx(okapi(1, 2, 2, 3, average) + okapi(2, 1, 2, 3, average))
+
+
+def test_tokens_match_whole_never_inside_a_longer_word() -> None:
+    index = BM25Index([doc("Service ownership map"), doc("Code owner approval")])
+    assert index.rank("owner", 5) == [1]
+    assert index.rank("ownership", 5) == [0]
+    assert index.rank("own", 5) == []  # the reference scorer would match both
+
+
+def test_reads_title_description_and_the_body_window_only() -> None:
+    far = "x " * 700 + "kestrel"  # past the 1,200-unit window
+    index = BM25Index([doc("a", description="kestrel notes"), doc("b", far)])
+    assert index.rank("kestrel", 5) == [0]
+
+
+def test_ties_go_to_the_newer_document_then_input_order() -> None:
+    pool = [
+        doc("deploy notes", mtime=1),
+        doc("deploy notes", mtime=5),
+        doc("deploy notes", mtime=5),
+    ]
+    assert BM25Index(pool).rank("deploy", 5) == [1, 2, 0]
+
+
+def test_exclude_limit_and_empty_queries() -> None:
+    pool = [doc(f"cache note {i}") for i in range(4)]
+    index = BM25Index.of(pool)
+    assert len(index.rank("cache", 2)) == 2
+    assert 0 not in index.rank("cache", 5, exclude={0})
+    assert index.rank("", 5) == []
+    assert index.rank("ok", 5) == []  # no token of three letters
+
+
+def test_registered_for_the_evaluation() -> None:
+    assert SCORERS["bm25"] == BM25Index.of
+    corpus = parse_corpus(
+        {
+            "name": "tiny",
+            "documents": [
+                {
+                    "id": "d",
+                    "type": "project",
+                    "title": "Release deadline",
+                    "description": "",
+                    "body": "",
+                },
+                {"id": "g", "type": "reference", "title": "Grafana", "description": "", "body": ""},
+            ],
+            "cases": [{"id": "c", "query": "release deadline", "relevant": ["d"], "slice": "s"}],
+        }
+    )
+    report = evaluate(corpus, "bm25")
+    assert report.results[0].selected == ("d",)
+    assert report.overall.fast_precision == 1.0
