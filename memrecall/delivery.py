@@ -19,7 +19,7 @@ the selector latency plus 0.5 s, ``tool_result()``, then
 ``turn_end(tools_requested=False)``).
 
 No model is called. The selector is a :class:`SimulatedSelector` whose pick
-stands in for a model's: the reference scorer's top five over the candidates
+stands in for a model's: the default scorer's top five over the candidates
 it is given. Outcomes are read from the returned memory blocks and cross-checked
 against the telemetry records; a disagreement raises :class:`DeliveryCheckError`.
 """
@@ -39,7 +39,8 @@ import trio.testing
 
 from memrecall.actors import Engine, SimulatedSelector, open_engine
 from memrecall.actors.selector import SelectorRequest
-from memrecall.engine.scorer import DocumentFields, ReferenceIndex
+from memrecall.engine.candidates import FastRanker
+from memrecall.engine.ranking import DocumentFeatures, FieldedIndex
 from memrecall.engine.source import StaticSource
 from memrecall.evaluation import (
     LIMIT,
@@ -88,7 +89,7 @@ TOOL_SLACK = 0.5
 WALL_TIME = 1_780_000_000.0
 """The fixed wall time every run renders memory ages against."""
 
-STAND_IN = "deterministic top-5 stand-in for the model (reference ranking over its candidates)"
+STAND_IN = "deterministic top-5 stand-in for the model (default ranking over its candidates)"
 """What the selector's pick is in this evaluation (printed with every report)."""
 
 
@@ -180,27 +181,35 @@ def check_run(run: CaseRun) -> None:
 
 
 class _StandIn:
-    """The selector's choice: the reference top five over the candidates it is given.
+    """The selector's choice: the default scorer's top five over the candidates it is given.
 
-    Equal to ``ReferenceIndex.of(request.candidates).rank(request.query, 5)``;
-    each document is normalised once per evaluation rather than once per call.
-    Records the last pick so the run can compare it with the fast result.
+    Equal to ``FieldedIndex.of(candidates).rank(request.query, 5)`` with the
+    candidates in path order (so one index serves every request with the same
+    candidate set); each document is analysed once per evaluation. Records the
+    last pick so the run can compare it with the fast result.
     """
 
     def __init__(self) -> None:
-        self._fields: dict[str, DocumentFields] = {}
+        self._features: dict[str, DocumentFeatures] = {}
+        self._indexes: dict[tuple[str, ...], tuple[FieldedIndex, list[str]]] = {}
         self.last: tuple[str, ...] | None = None
 
-    def _of(self, document: MemoryDocument) -> DocumentFields:
-        fields = self._fields.get(document.path)
-        if fields is None:
-            fields = self._fields[document.path] = DocumentFields.of(document)
-        return fields
+    def _of(self, document: MemoryDocument) -> DocumentFeatures:
+        features = self._features.get(document.path)
+        if features is None:
+            features = self._features[document.path] = DocumentFeatures.of(document)
+        return features
 
     def __call__(self, request: SelectorRequest) -> Sequence[str]:
-        index = ReferenceIndex([self._of(d) for d in request.candidates])
+        documents = sorted(request.candidates, key=lambda d: d.path)
+        key = tuple(d.path for d in documents)
+        built = self._indexes.get(key)
+        if built is None:
+            index = FieldedIndex.from_features([self._of(d) for d in documents])
+            built = self._indexes[key] = (index, list(key))
+        index, paths = built
         ranked = index.rank(request.query, min(LIMIT, request.limit))
-        self.last = tuple(request.candidates[i].path for i in ranked)
+        self.last = tuple(paths[i] for i in ranked)
         return list(self.last)
 
 
@@ -404,16 +413,19 @@ class DeliveryReport:
 
 
 def lexically_answerable(corpus: Corpus) -> frozenset[str]:
-    """Ids of the answerable cases outside ``semantic-no-lexical`` that the reference ranking
-    (whole pool minus the case's ``exclude``) answers with at least one document."""
-    index = ReferenceIndex.of(corpus.documents)
+    """Ids of the answerable cases outside ``semantic-no-lexical`` that the deterministic
+    path can answer: the default scorer's fast result (whole pool minus the case's
+    ``exclude``) holds at least one document."""
+    snapshot = StaticSource(tuple(corpus.documents)).snapshot()
+    ranker = snapshot.ranker
+    assert isinstance(ranker, FastRanker)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     return frozenset(
         case.id
         for case in corpus.cases
         if case.relevant
         and case.slice != SEMANTIC_SLICE
-        and index.rank(case.query, LIMIT, exclude={position[d] for d in case.exclude})
+        and ranker.fast(case.query, exclude={position[d] for d in case.exclude})
     )
 
 

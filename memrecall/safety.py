@@ -97,7 +97,7 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
             view = plans[record.plan]
             event = record.event
             if isinstance(event, ScanCompleted):
-                view.given.update(d.path for d in event.fallback)
+                view.given.update(d.path for d in (*event.fallback, *event.fast))
             elif isinstance(event, SelectorSucceeded):
                 view.given.update(d.path for d in event.selected)
             effects = record.effects

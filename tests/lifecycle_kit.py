@@ -123,7 +123,7 @@ async def harness(
         selector = SimulatedSelector(latency=1.0)
     sink = MemorySink()
     async with open_engine(
-        StaticSource(tuple(pool)),
+        StaticSource(tuple(pool), scorer="reference"),
         selector=selector if model else None,
         sinks=[sink],
         wall_clock=lambda: WALL,

@@ -63,7 +63,13 @@ runtime_events = st.one_of(
 )
 
 completions = st.one_of(
-    st.builds(ScanCompleted, docs_scanned=counts, fallback=doc_tuples, candidates=counts),
+    st.builds(
+        ScanCompleted,
+        docs_scanned=counts,
+        fallback=doc_tuples,
+        fast=doc_tuples.map(lambda docs: docs[:2]),
+        candidates=counts,
+    ),
     st.builds(ScanFailed, reason=text),
     st.builds(SelectorSucceeded, selected=doc_tuples),
     st.builds(SelectorFailed, failure=st.sampled_from(SelectorFailure)),

@@ -34,7 +34,7 @@ from memrecall.engine.candidates import RecallCandidates
 from memrecall.engine.catalog import CatalogSource
 from memrecall.engine.scanner import MemoryTree, scan_tree
 from memrecall.engine.scorer import ReferenceIndex
-from memrecall.engine.source import Snapshot, TreeSource, prepare_recall
+from memrecall.engine.source import RankedSource, Snapshot, TreeSource, prepare_recall
 
 HAS_INOTIFY = catalog_watch.open_watcher() is not None
 MODES = [
@@ -396,17 +396,23 @@ async def test_open_engine_uses_the_catalog_by_default_and_persists_it(
     write(project / "a.md", note("Deploy runbook", body="how to deploy"), 100)
     cache = tmp_path / "cache" / "catalog.bin"
     selector = SimulatedSelector(latency=0.0, choose=lambda request: [])
-    async with open_engine(tree, selector=selector, catalog_cache=cache) as engine:
-        assert isinstance(engine.settings.source, CatalogSource)
+    # The scan runs inline (not in a worker thread) so the fast result is consumed before
+    # the 100 ms deadline however slow the machine is: this test is about the catalog.
+    async with open_engine(
+        tree, selector=selector, catalog_cache=cache, scan_in_thread=False
+    ) as engine:
+        source = engine.settings.source
+        assert isinstance(source, RankedSource)  # the default fielded scorer over the catalog
+        assert isinstance(source.inner, CatalogSource)
         session = await engine.open_session()
         block = await session.user_query("how do I deploy")
         assert block is not None
         assert block.paths == (str(project / "a.md"),)
         await session.close()
     assert cache.exists()
-    async with open_engine(tree, catalog=False) as engine:
+    async with open_engine(tree, catalog=False, scorer="reference") as engine:
         assert isinstance(engine.settings.source, TreeSource)
-    async with open_engine(tree, catalog_cache=None) as engine:
+    async with open_engine(tree, catalog_cache=None, scorer="reference") as engine:
         assert isinstance(engine.settings.source, CatalogSource)
         assert engine.settings.source.cache_path is None
     await trio.lowlevel.checkpoint()

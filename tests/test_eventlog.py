@@ -22,7 +22,7 @@ from .lifecycle_kit import DEPLOY_C, POOL, WALL, choose
 async def _scenario(log: EventLog) -> None:
     selector = SimulatedSelector(latency=0.6, choose=choose(DEPLOY_C, POOL[0]))
     async with open_engine(
-        StaticSource(POOL),
+        StaticSource(POOL, scorer="reference"),
         selector=selector,
         observer=log,
         wall_clock=lambda: WALL,

@@ -156,11 +156,14 @@ class PlanModel(RuleBasedStateMachine):
 
     @rule(
         fallback=st.lists(st.integers(0, 7), max_size=7),
+        fast=st.integers(0, 2),
         candidates=st.integers(0, 3),
     )
-    def scan_completes(self, fallback: list[int], candidates: int) -> None:
+    def scan_completes(self, fallback: list[int], fast: int, candidates: int) -> None:
         docs = _docs(self.query, fallback)[:5]
-        self._feed(ScanCompleted(docs_scanned=8, fallback=docs, candidates=candidates))
+        self._feed(
+            ScanCompleted(docs_scanned=8, fallback=docs, fast=docs[:fast], candidates=candidates)
+        )
 
     @rule()
     def scan_fails(self) -> None:
@@ -249,7 +252,8 @@ def test_cancelled_plan_releases_the_wait_and_cancels_work() -> None:
 def test_already_delivered_replaces_any_cancellation_reason() -> None:
     a, b = doc("q1-a"), doc("q1-b")
     plan, _ = start(OPTIONS)
-    plan, _ = step(plan, ScanCompleted(docs_scanned=2, fallback=(a, b), candidates=2), 0.01)
+    scanned = ScanCompleted(docs_scanned=2, fallback=(a, b), fast=(a, b), candidates=2)
+    plan, _ = step(plan, scanned, 0.01)
     plan, _ = step(plan, SelectorSucceeded(selected=(b,)), 0.5)
     assert plan.state is PlanState.SETTLED
     plan, effects = step(plan, Reset(), 0.6)

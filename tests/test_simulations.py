@@ -66,9 +66,8 @@ def test_a_planted_fault_is_caught_shrunk_and_replayed_from_its_log() -> None:
         settings=settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck)),
     )
     # Shrunk towards the smallest scenario that still shows the bug.
-    assert minimal.sessions == 1
+    assert minimal.sessions * minimal.turns <= 2
     assert minimal.cancel_share == 0.0
-    assert minimal.turns <= 2
     log = run_once(minimal, step_function=faulty_step)
     _, records = eventlog_codec.decode_numbered(log)
     violations = [v for v in check_log(records) if v.rule == "no-duplicate"]

@@ -15,7 +15,13 @@ from memrecall.engine.catalog import CatalogSource
 from memrecall.engine.catalog_store import CacheLocation, default_cache_path
 from memrecall.engine.plan import StepFunction, step
 from memrecall.engine.scanner import MemoryTree
-from memrecall.engine.source import DocumentSource, TreeSource
+from memrecall.engine.source import (
+    DEFAULT_SCORER,
+    DocumentSource,
+    RankedSource,
+    ScorerName,
+    TreeSource,
+)
 from memrecall.sinks import TelemetrySink
 
 from .plan import PlanObserver
@@ -67,6 +73,7 @@ async def open_engine(
     step_function: StepFunction = step,
     catalog: bool = True,
     catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
+    scorer: ScorerName = DEFAULT_SCORER,
 ) -> AsyncIterator[Engine]:
     """Open an engine over a memory tree (or any document source).
 
@@ -77,6 +84,10 @@ async def open_engine(
     ``$XDG_CACHE_HOME/memrecall/`` (else ``~/.cache/memrecall/``) named after
     the roots; a path of your choice; or ``None`` to keep it in memory only.
     ``catalog=False`` scans the whole tree on every recall instead.
+    ``scorer`` ranks a memory tree's documents: ``fielded`` (the default: BM25F
+    with a strong/weak/none judgement; the fast result holds strong matches
+    only) or ``reference`` (upstream's scorer, exactly). A document source
+    passed directly ranks with its own scorer.
 
     On exit every session is shut down and every pending plan records its
     terminal event. If the host cancels the block, the plans still record
@@ -92,6 +103,8 @@ async def open_engine(
         source = owned = CatalogSource(memory, cache_path=catalog_cache)
     else:
         source = TreeSource(memory)
+    if isinstance(memory, MemoryTree) and scorer == "fielded":
+        source = RankedSource(source)
     settings = EngineSettings(
         source=source,
         selector=selector,

@@ -292,6 +292,7 @@ class PlanActor:
             ScanCompleted(
                 docs_scanned=candidates.docs_scanned,
                 fallback=candidates.fallback,
+                fast=candidates.fast,
                 candidates=len(candidates.manifest.included),
             )
         )

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 from collections.abc import Collection, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -33,7 +34,9 @@ __all__ = [
     "MAX_MANIFEST_BYTES",
     "MAX_MANIFEST_DESCRIPTION",
     "RECENT_RESERVE",
+    "FastRanker",
     "Manifest",
+    "PoolOrder",
     "Ranker",
     "RecallCandidates",
     "build_manifest",
@@ -56,6 +59,36 @@ class Ranker(Protocol):
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
         """Indices of the best ``limit`` documents, best first."""
         ...
+
+
+@runtime_checkable
+class FastRanker(Protocol):
+    """A ranker that also judges which documents are good enough for the fast result."""
+
+    def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
+        """Indices of the best ``limit`` documents, best first."""
+        ...
+
+    def fast(self, query: str, *, exclude: Collection[int] = ()) -> list[int]:
+        """Indices of the fast result (at most two), best first."""
+        ...
+
+
+@attrs.frozen
+class PoolOrder:
+    """Per-pool lookups computed once per snapshot: recency order and path positions."""
+
+    by_recency: tuple[int, ...]
+    by_path: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, pool: Sequence[MemoryDocument]) -> PoolOrder:
+        """Recency order (mtime descending, input order for ties) and each path's indices."""
+        by_path: dict[str, tuple[int, ...]] = {}
+        for index, document in enumerate(pool):
+            by_path[document.path] = (*by_path.get(document.path, ()), index)
+        order = sorted(range(len(pool)), key=lambda i: -pool[i].mtime)
+        return cls(tuple(order), by_path)
 
 
 def iso_mtime(mtime: float) -> str:
@@ -129,11 +162,9 @@ class RecallCandidates:
     fallback: tuple[MemoryDocument, ...]
     candidates: tuple[MemoryDocument, ...]
     manifest: Manifest
-
-    @property
-    def fast(self) -> tuple[MemoryDocument, ...]:
-        """The deterministic fast result: the fallback's first two."""
-        return self.fallback[:MAX_FAST_DOCS]
+    fast: tuple[MemoryDocument, ...]
+    """The deterministic fast result: the fallback's first two, or what the scorer
+    judges strong among them (:class:`FastRanker`)."""
 
 
 def prepare_candidates(
@@ -144,27 +175,37 @@ def prepare_candidates(
     recent_tools: Sequence[str] = (),
     excluded_paths: Collection[str] = frozenset(),
     limit: int = MAX_PROMPT_DOCS,
+    order: PoolOrder | None = None,
 ) -> RecallCandidates:
-    """The candidate set, fallback and manifest for ``query`` over ``pool``.
+    """The candidate set, fallback, fast result and manifest for ``query`` over ``pool``.
 
     ``ranker`` indexes exactly ``pool`` (same order). Documents whose path is
     in ``excluded_paths`` (already surfaced this session) are left out first.
+    ``order`` (per-pool lookups) saves a pass over the pool when a snapshot
+    serves many recalls.
     """
-    excluded_paths = frozenset(excluded_paths)
-    surfaced = {i for i, d in enumerate(pool) if d.path in excluded_paths}
-    is_noise = active_tool_filter(recent_tools)
-    noisy = {i for i, d in enumerate(pool) if i not in surfaced and is_noise(d)}
+    order = order or PoolOrder.of(pool)
+    surfaced = {i for path in frozenset(excluded_paths) for i in order.by_path.get(path, ())}
+    noisy: set[int] = set()
+    if recent_tools:
+        is_noise = active_tool_filter(recent_tools)
+        noisy = {i for i, d in enumerate(pool) if i not in surfaced and is_noise(d)}
     out = surfaced | noisy
     lexical = ranker.rank(query, max(LEXICAL_SHARE, limit), exclude=out)
     lexical_share = lexical[:LEXICAL_SHARE]
-    taken = set(lexical_share)
-    remaining = [i for i in range(len(pool)) if i not in out and i not in taken]
-    remaining.sort(key=lambda i: -pool[i].mtime)
-    recent = remaining[: MAX_CANDIDATES - len(lexical_share)]
+    skip = out.union(lexical_share)
+    want = MAX_CANDIDATES - len(lexical_share)
+    unused = itertools.filterfalse(skip.__contains__, order.by_recency)
+    recent = list(itertools.islice(unused, want))
     candidates = interleave([pool[i] for i in lexical_share], [pool[i] for i in recent])
+    if isinstance(ranker, FastRanker):
+        fast = ranker.fast(query, exclude=out)[:MAX_FAST_DOCS]
+    else:
+        fast = lexical[:MAX_FAST_DOCS]
     return RecallCandidates(
         docs_scanned=len(pool) - len(surfaced),
         fallback=tuple(pool[i] for i in lexical[:limit]),
         candidates=tuple(candidates),
         manifest=build_manifest(candidates),
+        fast=tuple(pool[i] for i in fast),
     )

@@ -39,7 +39,7 @@ from .candidates import (
 )
 from .catalog_store import FieldTexts
 from .noise import active_tool_filter
-from .render import MAX_PROMPT_DOCS
+from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS
 from .scorer import (
     BODY_WEIGHT,
     DESCRIPTION_WEIGHT,
@@ -418,4 +418,5 @@ class CatalogIndex:
             fallback=tuple(pool[i] for i in lexical[:limit]),
             candidates=tuple(candidates),
             manifest=build_manifest(candidates),
+            fast=tuple(pool[i] for i in lexical[:MAX_FAST_DOCS]),
         )

@@ -284,7 +284,7 @@ def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
         return _settle(plan, _fallback_result(plan), now)
     if event.candidates == 0:
         return _settle(plan, _NOTHING, now)
-    fast = event.fallback[:MAX_FAST_DOCS] if plan.options.fast_result else ()
+    fast = event.fast[:MAX_FAST_DOCS] if plan.options.fast_result else ()
     if plan.state is PlanState.SCANNING_LATE:
         return attrs.evolve(plan, state=PlanState.SELECTING_LATE), [
             CallSelector(candidates=event.candidates)

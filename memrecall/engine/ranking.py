@@ -85,6 +85,11 @@ class Params:
     """Coverage is measured against at most this many of the rarest possible terms."""
     second: float = 0.8
     """The second fast document must score at least this share of the first."""
+    min_pool: int = 20
+    """idf is computed as if the pool held at least this many documents. In a
+    tree of a handful of memories every word is "common" by the plain formula,
+    so nothing could ever be judged strong; pools this size or larger (like the
+    calibration corpus) are unaffected."""
 
 
 @attrs.frozen
@@ -187,7 +192,7 @@ class FieldedIndex:
         self.features = tuple(features)
         self.params = params or Params()
         self.thresholds = thresholds or default_thresholds()
-        count = len(self.features)
+        count = max(len(self.features), self.params.min_pool)
         self._mtimes = [f.mtime for f in self.features]
         averages = []
         for i in range(len(FIELDS)):

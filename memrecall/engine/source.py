@@ -6,27 +6,39 @@ scans the memory tree afresh for every recall; :class:`StaticSource` serves a
 fixed list (tests, simulations, evaluation);
 :class:`~memrecall.engine.catalog.CatalogSource` (the engine's default for a
 memory tree) keeps parsed documents between recalls and reads only what
-changed. :func:`prepare_recall` runs the whole deterministic pass: snapshot,
+changed. :class:`RankedSource` re-ranks any source's snapshots with the
+``fielded`` scorer (the default), analysing each document once.
+:func:`prepare_recall` runs the whole deterministic pass: snapshot,
 exclusion, noise filter, ranking, candidates and manifest. It is synchronous
 and is what the scan worker runs.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 import attrs
 
 from memrecall.events.documents import MemoryDocument
 
-from .candidates import Manifest, Ranker, RecallCandidates, prepare_candidates
+from .candidates import Manifest, PoolOrder, Ranker, RecallCandidates, prepare_candidates
+from .ranking import DocumentFeatures, FieldedIndex
 from .scanner import Diagnostic, MemoryTree, scan_tree
 from .scorer import ReferenceIndex
 
+ScorerName = Literal["fielded", "reference"]
+DEFAULT_SCORER: ScorerName = "fielded"
+"""The scorer of the fast path, the fallback and candidate ranking."""
+
 __all__ = [
+    "DEFAULT_SCORER",
     "CandidatePreparer",
     "DocumentSource",
+    "FieldedRanking",
+    "RankedSource",
+    "ScorerName",
     "Snapshot",
     "StaticSource",
     "TreeSource",
@@ -57,12 +69,14 @@ class Snapshot:
     """Documents in recall order, a ranker over exactly them, and scan diagnostics.
 
     ``preparer``, when set, replaces the generic candidate pass (same result).
+    ``order`` holds per-pool lookups, computed once per snapshot.
     """
 
     documents: tuple[MemoryDocument, ...]
     ranker: Ranker
     diagnostics: tuple[Diagnostic, ...] = ()
     preparer: CandidatePreparer | None = None
+    order: PoolOrder | None = None
 
 
 class DocumentSource(Protocol):
@@ -73,9 +87,47 @@ class DocumentSource(Protocol):
         ...
 
 
+class FieldedRanking:
+    """Builds ``fielded`` indexes, analysing each document once across snapshots.
+
+    Per-document features are kept while the document is unchanged (equal);
+    the per-pool index is rebuilt only when the document list changes.
+    """
+
+    def __init__(self) -> None:
+        self._features: dict[MemoryDocument, DocumentFeatures] = {}
+        self._last: tuple[tuple[MemoryDocument, ...], FieldedIndex, PoolOrder] | None = None
+        self._lock = threading.Lock()
+
+    def index(self, documents: tuple[MemoryDocument, ...]) -> tuple[FieldedIndex, PoolOrder]:
+        """The index and pool order for exactly ``documents``."""
+        with self._lock:
+            if self._last is not None and self._last[0] == documents:
+                return self._last[1], self._last[2]
+            old = self._features
+            fresh = {d: old.get(d) or DocumentFeatures.of(d) for d in documents}
+            self._features = fresh
+            index = FieldedIndex.from_features([fresh[d] for d in documents])
+            order = PoolOrder.of(documents)
+            self._last = (documents, index, order)
+            return index, order
+
+
+def _ranked(documents: tuple[MemoryDocument, ...], scorer: ScorerName) -> Snapshot:
+    if scorer == "fielded":
+        index, order = FieldedRanking().index(documents)
+        return Snapshot(documents, index, order=order)
+    return Snapshot(
+        documents, ReferenceIndex.of(documents, word_index=True), order=PoolOrder.of(documents)
+    )
+
+
 @attrs.define
 class TreeSource:
-    """Scan the tree on every recall (no cache)."""
+    """Scan the tree on every recall (no cache; ranked with the ``reference`` scorer).
+
+    Wrap it in :class:`RankedSource` for the ``fielded`` scorer.
+    """
 
     tree: MemoryTree
 
@@ -87,16 +139,31 @@ class TreeSource:
 
 @attrs.define
 class StaticSource:
-    """A fixed pool, indexed once."""
+    """A fixed pool, indexed once with ``scorer``."""
 
     documents: tuple[MemoryDocument, ...]
+    scorer: ScorerName = DEFAULT_SCORER
     _snapshot: Snapshot | None = None
 
     def snapshot(self) -> Snapshot:
         """The same snapshot every time."""
         if self._snapshot is None:
-            self._snapshot = Snapshot(self.documents, ReferenceIndex.of(self.documents))
+            self._snapshot = _ranked(tuple(self.documents), self.scorer)
         return self._snapshot
+
+
+@attrs.define
+class RankedSource:
+    """Another source's documents and diagnostics, ranked with the ``fielded`` scorer."""
+
+    inner: DocumentSource
+    ranking: FieldedRanking = attrs.field(factory=FieldedRanking)
+
+    def snapshot(self) -> Snapshot:
+        """The inner snapshot with a ``fielded`` index (documents analysed once each)."""
+        inner = self.inner.snapshot()
+        index, order = self.ranking.index(inner.documents)
+        return Snapshot(inner.documents, index, inner.diagnostics, order=order)
 
 
 def prepare_recall(
@@ -119,8 +186,10 @@ def prepare_recall(
             snapshot.ranker,
             recent_tools=recent_tools,
             excluded_paths=excluded_paths,
+            order=snapshot.order,
         )
     if not query.strip():
         # Nothing to ask a selector about: no candidates, so the plan settles empty.
-        return attrs.evolve(candidates, candidates=(), fallback=(), manifest=Manifest("", ()))
+        nothing = Manifest("", ())
+        return attrs.evolve(candidates, candidates=(), fallback=(), fast=(), manifest=nothing)
     return candidates

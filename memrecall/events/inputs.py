@@ -76,12 +76,14 @@ class ScanCompleted(_Event, frozen=True, tag="scan_completed"):
     """The scan and the deterministic ranking finished.
 
     ``fallback`` is the noise-filtered lexical top five (the selector-failure
-    fallback and, with no selector, the result); its first two are the fast
-    result. ``candidates`` counts the documents that made it into the manifest.
+    fallback and, with no selector, the result). ``fast`` is the fast result
+    (at most two of the fallback's first two: those the scorer judges strong
+    enough). ``candidates`` counts the documents that made it into the manifest.
     """
 
     docs_scanned: int
     fallback: tuple[MemoryDocument, ...]
+    fast: tuple[MemoryDocument, ...]
     candidates: int
 
 
