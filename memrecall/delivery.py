@@ -425,7 +425,7 @@ def lexically_answerable(corpus: Corpus) -> frozenset[str]:
         for case in corpus.cases
         if case.relevant
         and case.slice != SEMANTIC_SLICE
-        and ranker.fast(case.query, exclude={position[d] for d in case.exclude})
+        and ranker.rank_and_fast(case.query, LIMIT, exclude={position[d] for d in case.exclude})[1]
     )
 
 

@@ -328,3 +328,25 @@ def test_side_by_side_table(capsys: pytest.CaptureFixture[str]) -> None:
     rows = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")]
     assert rows[:3] == ["slice", "overall", "lexical"]
     assert "fast precision" in out
+
+
+def test_rank_and_fast_in_one_pass_equal_the_separate_calls() -> None:
+    corpus = load_corpus(FIXTURE)
+    index = FieldedIndex.of(corpus.documents)
+    for case in corpus.cases:
+        for limit in (1, 2, 5, 180):
+            ranked, fast = index.rank_and_fast(case.query, limit, exclude={0, 3})
+            assert ranked == index.rank(case.query, limit, exclude={0, 3})
+            assert fast == index.fast(case.query, exclude={0, 3})
+
+
+def test_tiny_pools_can_still_be_judged_strong() -> None:
+    # idf is floored at a 20-document pool, so one matching memory is not "common".
+    runbook = doc("Deploy runbook", "how to deploy the api", name="runbook")
+    for others in (0, 1, 4):
+        pool = [runbook] + [doc(f"other topic {i}", name=f"o{i}") for i in range(others)]
+        index = FieldedIndex.of(pool)
+        assert index.fast("deploy runbook") == [0]
+        assert index.fast("how do I deploy") == [0]
+    plain = FieldedIndex.of([runbook], params=Params(min_pool=1))
+    assert plain.fast("how do I deploy") == []  # without the floor: nothing is ever strong

@@ -69,8 +69,10 @@ class FastRanker(Protocol):
         """Indices of the best ``limit`` documents, best first."""
         ...
 
-    def fast(self, query: str, *, exclude: Collection[int] = ()) -> list[int]:
-        """Indices of the fast result (at most two), best first."""
+    def rank_and_fast(
+        self, query: str, limit: int, *, exclude: Collection[int] = ()
+    ) -> tuple[list[int], list[int]]:
+        """``rank`` and the fast result (at most two, best first) from one pass."""
         ...
 
 
@@ -191,21 +193,22 @@ def prepare_candidates(
         is_noise = active_tool_filter(recent_tools)
         noisy = {i for i, d in enumerate(pool) if i not in surfaced and is_noise(d)}
     out = surfaced | noisy
-    lexical = ranker.rank(query, max(LEXICAL_SHARE, limit), exclude=out)
+    wanted = max(LEXICAL_SHARE, limit)
+    if isinstance(ranker, FastRanker):
+        lexical, fast = ranker.rank_and_fast(query, wanted, exclude=out)
+    else:
+        lexical = ranker.rank(query, wanted, exclude=out)
+        fast = lexical[:MAX_FAST_DOCS]
     lexical_share = lexical[:LEXICAL_SHARE]
     skip = out.union(lexical_share)
     want = MAX_CANDIDATES - len(lexical_share)
     unused = itertools.filterfalse(skip.__contains__, order.by_recency)
     recent = list(itertools.islice(unused, want))
     candidates = interleave([pool[i] for i in lexical_share], [pool[i] for i in recent])
-    if isinstance(ranker, FastRanker):
-        fast = ranker.fast(query, exclude=out)[:MAX_FAST_DOCS]
-    else:
-        fast = lexical[:MAX_FAST_DOCS]
     return RecallCandidates(
         docs_scanned=len(pool) - len(surfaced),
         fallback=tuple(pool[i] for i in lexical[:limit]),
         candidates=tuple(candidates),
         manifest=build_manifest(candidates),
-        fast=tuple(pool[i] for i in fast),
+        fast=tuple(pool[i] for i in fast[:MAX_FAST_DOCS]),
     )

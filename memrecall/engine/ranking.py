@@ -333,9 +333,19 @@ class FieldedIndex:
         return max(t.weak_coverage * mass, t.weak_evidence * self._idf_max)
 
     def _ranked(
-        self, query: str, exclude: Collection[int], limit: int | None, *, floor: bool
+        self,
+        query: str,
+        exclude: Collection[int],
+        limit: int | None,
+        *,
+        floor: bool,
+        keep_none: bool = False,
     ) -> list[Match]:
-        """Matches best first; with ``floor``, only those that can be judged weak or better."""
+        """Matches best first; with ``floor``, only those that can be judged weak or better.
+
+        ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
+        callers can derive several answers from one pass).
+        """
         scores, mass = self._score(query)
         if not scores:
             return []
@@ -367,7 +377,7 @@ class FieldedIndex:
             judgement = judge(coverage, evidence)
             if judgement is Judgement.STRONG and i in self._superseded:
                 judgement = Judgement.WEAK  # an older version is never fast-delivered
-            if floor and judgement is Judgement.NONE:
+            if floor and not keep_none and judgement is Judgement.NONE:
                 continue
             out.append(Match(i, own[i], judgement, coverage, evidence))
         return out
@@ -397,8 +407,19 @@ class FieldedIndex:
         :attr:`Params.second` of the first one's score.
         """
         ranked = self._ranked(query, exclude, limit, floor=True)
+        return self._fast_of(ranked)
+
+    def _fast_of(self, ranked: Sequence[Match]) -> list[int]:
         fast = [m for m in ranked if m.judgement is Judgement.STRONG]
         if fast:
             least = self.params.second * fast[0].score
             fast = fast[:1] + [m for m in fast[1:] if m.score >= least]
         return [m.index for m in fast]
+
+    def rank_and_fast(
+        self, query: str, limit: int, *, exclude: Collection[int] = ()
+    ) -> tuple[list[int], list[int]]:
+        """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
+        ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
+        kept = [m.index for m in ranked[:limit] if m.judgement is not Judgement.NONE]
+        return kept, self._fast_of(ranked[:MAX_FAST_DOCS])
