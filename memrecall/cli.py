@@ -234,7 +234,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     except ValueError:
         print(f"memrecall bench scan: bad --sizes {args.sizes!r}", file=sys.stderr)
         return 2
-    return scan_bench_main(sizes, as_json=args.json, catalog=args.catalog)
+    return scan_bench_main(sizes, as_json=args.json, catalog=args.catalog, scorer=args.scorer)
 
 
 def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -244,6 +244,12 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--sizes", default="200,500,1000,2000,5000", help="comma-separated topic counts"
     )
     bench.add_argument("--json", action="store_true", help="print JSON rows")
+    bench.add_argument(
+        "--scorer",
+        choices=["fielded", "reference"],
+        default="fielded",
+        help="the engine's scorer (default: fielded, the engine's default)",
+    )
     bench.add_argument(
         "--catalog",
         action="store_true",

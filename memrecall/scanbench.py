@@ -49,6 +49,7 @@ from memrecall.actors import Engine, SimulatedSelector, open_engine
 from memrecall.engine.catalog import SUSPECT_NS, CatalogSource
 from memrecall.engine.plan import PlanOptions
 from memrecall.engine.scanner import MemoryTree
+from memrecall.engine.source import DEFAULT_SCORER, ScorerName
 from memrecall.events.effects import Effect
 from memrecall.events.inputs import PlanEvent, ScanCompleted, UserQuery
 
@@ -154,9 +155,11 @@ async def _one_recall(engine: Engine, timer: _PublicationTimer) -> float:
     return (timer.published[plan_id] - timer.started[plan_id]) * 1000.0
 
 
-async def _time_recalls(tree: MemoryTree, runs: int) -> list[float]:
+async def _time_recalls(tree: MemoryTree, runs: int, scorer: ScorerName) -> list[float]:
     timer = _PublicationTimer()
-    async with open_engine(tree, selector=_selector(), observer=timer, catalog=False) as engine:
+    async with open_engine(
+        tree, selector=_selector(), observer=timer, catalog=False, scorer=scorer
+    ) as engine:
         return [await _one_recall(engine, timer) for _ in range(runs)]
 
 
@@ -167,11 +170,13 @@ class _CatalogTimes:
     edits: list[float]
 
 
-async def _time_catalog(root: Path, cache: Path, topics: int, runs: int) -> _CatalogTimes:
+async def _time_catalog(
+    root: Path, cache: Path, topics: int, runs: int, scorer: ScorerName
+) -> _CatalogTimes:
     timer = _PublicationTimer()
     tree = _tree_of(root)
     async with open_engine(
-        tree, selector=_selector(), observer=timer, catalog_cache=cache
+        tree, selector=_selector(), observer=timer, catalog_cache=cache, scorer=scorer
     ) as engine:
         build = await _one_recall(engine, timer)
         warm = [await _one_recall(engine, timer) for _ in range(runs)]
@@ -184,10 +189,10 @@ async def _time_catalog(root: Path, cache: Path, topics: int, runs: int) -> _Cat
     return _CatalogTimes(build, warm, edits)
 
 
-async def _restart_probe(root: Path, cache: Path, runs: int) -> list[float]:
+async def _restart_probe(root: Path, cache: Path, runs: int, scorer: ScorerName) -> list[float]:
     timer = _PublicationTimer()
     async with open_engine(
-        _tree_of(root), selector=_selector(), observer=timer, catalog_cache=cache
+        _tree_of(root), selector=_selector(), observer=timer, catalog_cache=cache, scorer=scorer
     ) as engine:
         return [await _one_recall(engine, timer) for _ in range(runs)]
 
@@ -229,7 +234,11 @@ def _ms(value: float) -> float:
 
 
 def run_scan_bench(
-    sizes: Sequence[int] = DEFAULT_SIZES, runs: int = 5, *, catalog: bool = False
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    runs: int = 5,
+    *,
+    catalog: bool = False,
+    scorer: ScorerName = DEFAULT_SCORER,
 ) -> list[ScanRow]:
     """Measure every size; one warm-up recall then ``runs`` samples each."""
     rows = []
@@ -238,7 +247,7 @@ def run_scan_bench(
             root = Path(scratch) / f"tree-{topics}"
             tree = build_tree(root, topics)
             written = time.time_ns()
-            samples = trio.run(_time_recalls, tree, runs + 1)[1:]
+            samples = trio.run(_time_recalls, tree, runs + 1, scorer)[1:]
             reads = sorted(_read_only_ms(root) for _ in range(runs))
             row = ScanRow(
                 topics=topics,
@@ -247,19 +256,20 @@ def run_scan_bench(
                 read_only_ms=_ms(statistics.median(reads)),
             )
             if catalog:
-                row = _measure_catalog(
-                    row, root, Path(scratch) / f"catalog-{topics}.bin", runs, written
-                )
+                cache = Path(scratch) / f"catalog-{topics}.bin"
+                row = _measure_catalog(row, root, cache, runs, written, scorer=scorer)
             rows.append(row)
     return rows
 
 
-def _measure_catalog(row: ScanRow, root: Path, cache: Path, runs: int, written: int) -> ScanRow:
+def _measure_catalog(
+    row: ScanRow, root: Path, cache: Path, runs: int, written: int, *, scorer: ScorerName
+) -> ScanRow:
     settle = (written + SUSPECT_NS - time.time_ns()) / 1e9 + 0.1
     if settle > 0:
         time.sleep(settle)
-    times = trio.run(_time_catalog, root, cache, row.topics, runs)
-    restart = _in_new_process("restart", str(root), str(cache), str(runs + 1))
+    times = trio.run(_time_catalog, root, cache, row.topics, runs, scorer)
+    restart = _in_new_process("restart", str(root), str(cache), str(runs + 1), scorer)
     memory = _in_new_process("memory", str(root), str(cache))
     assert isinstance(restart, list)
     assert isinstance(memory, float)
@@ -299,9 +309,15 @@ def _print_catalog(rows: Sequence[ScanRow]) -> None:
         )
 
 
-def scan_bench_main(sizes: Sequence[int], *, as_json: bool, catalog: bool = False) -> int:
+def scan_bench_main(
+    sizes: Sequence[int],
+    *,
+    as_json: bool,
+    catalog: bool = False,
+    scorer: ScorerName = DEFAULT_SCORER,
+) -> int:
     """Print the scan table (or JSON rows); ``catalog`` adds the catalog's columns."""
-    rows = run_scan_bench(sizes, catalog=catalog)
+    rows = run_scan_bench(sizes, catalog=catalog, scorer=scorer)
     if as_json:
         keep = None if catalog else ("topics", "median_ms", "worst_ms", "read_only_ms")
         encoded = [
@@ -309,6 +325,7 @@ def scan_bench_main(sizes: Sequence[int], *, as_json: bool, catalog: bool = Fals
         ]
         print(msgspec.json.encode(encoded).decode())
         return 0
+    print(f"scorer: {scorer}")
     print("time from recall start to fast-result publication (median and worst of 5)")
     print(
         f"| {'topics':>6} | {'median':>9} | {'worst':>9} | {'budget':>6} | {'inside':>6} | "
@@ -330,7 +347,8 @@ def _probe(argv: Sequence[str]) -> int:
     """The new-process halves of the catalog measurements (``python -m memrecall.scanbench``)."""
     what, root, cache, *rest = argv
     if what == "restart":
-        result: object = trio.run(_restart_probe, Path(root), Path(cache), int(rest[0]))
+        scorer: ScorerName = "reference" if rest[1:] == ["reference"] else "fielded"
+        result: object = trio.run(_restart_probe, Path(root), Path(cache), int(rest[0]), scorer)
     elif what == "memory":
         result = _memory_probe(Path(root), Path(cache))
     else:
