@@ -86,7 +86,7 @@ steps = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(
     script=st.lists(steps, min_size=1, max_size=14),
     latency=st.floats(0.0, 40.0),
@@ -185,7 +185,7 @@ SECRET = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=12, max_size=16).
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(deadline=None)
 @given(
     query_secret=SECRET,
     title_secret=SECRET,

@@ -238,7 +238,7 @@ class PlanModel(RuleBasedStateMachine):
                     assert discarded == (record.discard_reason is not None)
 
 
-PlanModel.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+PlanModel.TestCase.settings = settings(stateful_step_count=40, deadline=None)
 TestPlanModel = PlanModel.TestCase
 
 
