@@ -13,11 +13,13 @@ import trio
 
 from memrecall.engine.catalog import CatalogSource
 from memrecall.engine.catalog_store import CacheLocation, default_cache_path
+from memrecall.engine.feature_store import FeatureStore
 from memrecall.engine.plan import StepFunction, step
 from memrecall.engine.scanner import MemoryTree
 from memrecall.engine.source import (
     DEFAULT_SCORER,
     DocumentSource,
+    FieldedRanking,
     RankedSource,
     ScorerName,
     TreeSource,
@@ -103,8 +105,13 @@ async def open_engine(
         source = owned = CatalogSource(memory, cache_path=catalog_cache)
     else:
         source = TreeSource(memory)
+    ranking: FieldedRanking | None = None
     if isinstance(memory, MemoryTree) and scorer == "fielded":
-        source = RankedSource(source)
+        # The scorer's per-document features persist next to the catalog's file.
+        store_path = None if owned is None else owned.cache_path
+        store = FeatureStore(None if store_path is None else store_path + ".features")
+        ranking = FieldedRanking(store)
+        source = RankedSource(source, ranking)
     settings = EngineSettings(
         source=source,
         selector=selector,
@@ -129,6 +136,9 @@ async def open_engine(
                 # Saves the catalog file; waits for a scan still running in a worker thread.
                 with trio.CancelScope(shield=True):
                     await trio.to_thread.run_sync(owned.close)
+            if ranking is not None:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(ranking.save)
 
 
 _DRAIN_SECONDS = 5.0

@@ -24,6 +24,7 @@ import attrs
 from memrecall.events.documents import MemoryDocument
 
 from .candidates import Manifest, PoolOrder, Ranker, RecallCandidates, prepare_candidates
+from .feature_store import FeatureStore
 from .ranking import DocumentFeatures, FieldedIndex
 from .scanner import Diagnostic, MemoryTree, scan_tree
 from .scorer import ReferenceIndex
@@ -90,11 +91,14 @@ class DocumentSource(Protocol):
 class FieldedRanking:
     """Builds ``fielded`` indexes, analysing each document once across snapshots.
 
-    Per-document features are kept while the document is unchanged (equal);
-    the per-pool index is rebuilt only when the document list changes.
+    Per-document features are kept while the document is unchanged (equal),
+    and in ``store`` (a :class:`~memrecall.engine.feature_store.FeatureStore`)
+    across processes when it has a path; the per-pool index is rebuilt only
+    when the document list changes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: FeatureStore | None = None) -> None:
+        self.store = store or FeatureStore(None)
         self._features: dict[MemoryDocument, DocumentFeatures] = {}
         self._last: tuple[tuple[MemoryDocument, ...], FieldedIndex, PoolOrder] | None = None
         self._lock = threading.Lock()
@@ -105,12 +109,20 @@ class FieldedRanking:
             if self._last is not None and self._last[0] == documents:
                 return self._last[1], self._last[2]
             old = self._features
-            fresh = {d: old.get(d) or DocumentFeatures.of(d) for d in documents}
+            missing = [d for d in documents if d not in old]
+            found = dict(zip(missing, self.store.features(missing), strict=True))
+            fresh = {d: old.get(d) or found[d] for d in documents}
             self._features = fresh
             index = FieldedIndex.from_features([fresh[d] for d in documents])
             order = PoolOrder.of(documents)
             self._last = (documents, index, order)
             return index, order
+
+    def save(self) -> bool:
+        """Persist the features of the current pool (see :meth:`FeatureStore.save`)."""
+        with self._lock:
+            current = () if self._last is None else self._last[0]
+            return self.store.save(current)
 
 
 def _ranked(documents: tuple[MemoryDocument, ...], scorer: ScorerName) -> Snapshot:

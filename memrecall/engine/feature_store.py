@@ -1,0 +1,158 @@
+"""A persisted cache of the ``fielded`` scorer's per-document features.
+
+Analysing a document (:meth:`~memrecall.engine.ranking.DocumentFeatures.of`)
+is the expensive half of building a ``fielded`` index, and it depends only on
+the document's text and mtime. This store keeps the features of every
+document seen, keyed by a digest of exactly those inputs, so a new process
+does not analyse an unchanged memory again.
+
+The file is msgpack: a header naming the format and the analysis version, a
+checksum of the payload, and the payload. A file that cannot be decoded, was
+written by another analysis version, or whose payload does not match its
+checksum is reported (a log line) and ignored: the features are recomputed,
+never trusted. Entries are content-addressed, so a stale entry can only go
+unused, never answer for a changed document. The user's memory files are
+never written; the store lives next to the catalog's cache file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from memrecall import __version__
+from memrecall.events.documents import MemoryDocument
+
+from .ranking import DocumentFeatures
+
+__all__ = ["ANALYSIS_VERSION", "FeatureStore", "feature_key"]
+
+log = logging.getLogger("memrecall.features")
+
+ANALYSIS_VERSION = f"fielded-1/{__version__}"
+"""Written into the file; a file from another version is ignored (analysis may differ)."""
+
+_FORMAT = "memrecall.features"
+
+
+class _Entry(msgspec.Struct, array_like=True, frozen=True):
+    counts: tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]
+    lengths: tuple[int, int, int, int]
+    mtime: float
+    identity: str
+
+
+class _File(msgspec.Struct, frozen=True):
+    format: str
+    version: str
+    checksum: str
+    payload: bytes
+
+
+_payload_decoder = msgspec.msgpack.Decoder(dict[str, _Entry])
+_file_decoder = msgspec.msgpack.Decoder(_File)
+
+
+def feature_key(document: MemoryDocument) -> str:
+    """A digest of everything the features depend on: title, description, body, mtime."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (document.title, document.description, document.body, repr(document.mtime)):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def _checksum(payload: bytes) -> str:
+    return hashlib.blake2b(payload, digest_size=16).hexdigest()
+
+
+class FeatureStore:
+    """Features by document digest, loaded from and saved to ``path`` (``None``: memory only)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+        self.path = None if path is None else Path(path)
+        self._entries: dict[str, DocumentFeatures] = {}
+        self._loaded = self.path is None
+        self._dirty = False
+
+    def features(self, documents: Sequence[MemoryDocument]) -> list[DocumentFeatures]:
+        """The features of each document, analysing only those not stored yet."""
+        if not self._loaded:
+            self._load()
+        out = []
+        for document in documents:
+            key = feature_key(document)
+            found = self._entries.get(key)
+            if found is None:
+                found = self._entries[key] = DocumentFeatures.of(document)
+                self._dirty = True
+            out.append(found)
+        return out
+
+    def save(self, current: Iterable[MemoryDocument]) -> bool:
+        """Keep only the entries of ``current`` and write the store if it changed.
+
+        Returns False if there is no path, nothing changed, or writing failed.
+        """
+        if self.path is None:
+            return False
+        keep = {feature_key(d) for d in current}
+        if keep != self._entries.keys():
+            self._entries = {k: v for k, v in self._entries.items() if k in keep}
+            self._dirty = True
+        if not self._dirty:
+            return False
+        entries = {
+            key: _Entry(f.counts, f.lengths, f.mtime, f.identity)
+            for key, f in self._entries.items()
+        }
+        payload = msgspec.msgpack.encode(entries)
+        data = msgspec.msgpack.encode(_File(_FORMAT, ANALYSIS_VERSION, _checksum(payload), payload))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".features-")
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            log.warning("features: could not write %s: %s", self.path, exc)
+            return False
+        self._dirty = False
+        return True
+
+    def _load(self) -> None:
+        self._loaded = True
+        assert self.path is not None
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            log.warning("features: cannot read %s: %s; analysing afresh", self.path, exc)
+            return
+        problem = None
+        try:
+            stored = _file_decoder.decode(data)
+            entries = _payload_decoder.decode(stored.payload)
+        except msgspec.DecodeError as exc:
+            problem = str(exc)
+        else:
+            if stored.format != _FORMAT:
+                problem = f"not a features file ({stored.format!r})"
+            elif stored.version != ANALYSIS_VERSION:
+                problem = f"written by {stored.version!r}"
+            elif _checksum(stored.payload) != stored.checksum:
+                problem = "payload does not match its checksum"
+        if problem is not None:
+            log.warning("features: ignoring %s (%s); analysing afresh", self.path, problem)
+            return
+        self._entries = {
+            key: DocumentFeatures(e.counts, e.lengths, e.mtime, e.identity)
+            for key, e in entries.items()
+        }
