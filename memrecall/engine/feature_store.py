@@ -17,6 +17,7 @@ never written; the store lives next to the catalog's cache file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -31,12 +32,28 @@ from memrecall.events.documents import MemoryDocument
 
 from .ranking import DocumentFeatures
 
-__all__ = ["ANALYSIS_VERSION", "FeatureStore", "feature_key"]
+__all__ = ["FeatureStore", "analysis_version", "feature_key"]
 
 log = logging.getLogger("memrecall.features")
 
-ANALYSIS_VERSION = f"fielded-1/{__version__}"
-"""Written into the file; a file from another version is ignored (analysis may differ)."""
+_ANALYSIS_MODULES = ("analysis.py", "ranking.py", "text.py", "frontmatter.py")
+
+
+@functools.cache
+def analysis_version() -> str:
+    """The package version and a digest of the analysis code's source.
+
+    Written into the file; a file from other code is ignored, since the analysis may differ.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    here = Path(__file__).parent
+    for name in _ANALYSIS_MODULES:
+        try:
+            digest.update((here / name).read_bytes())
+        except OSError:
+            digest.update(b"?" + name.encode())
+    return f"fielded-1/{__version__}/{digest.hexdigest()}"
+
 
 _FORMAT = "memrecall.features"
 
@@ -113,7 +130,9 @@ class FeatureStore:
             for key, f in self._entries.items()
         }
         payload = msgspec.msgpack.encode(entries)
-        data = msgspec.msgpack.encode(_File(_FORMAT, ANALYSIS_VERSION, _checksum(payload), payload))
+        data = msgspec.msgpack.encode(
+            _File(_FORMAT, analysis_version(), _checksum(payload), payload)
+        )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".features-")
@@ -145,7 +164,7 @@ class FeatureStore:
         else:
             if stored.format != _FORMAT:
                 problem = f"not a features file ({stored.format!r})"
-            elif stored.version != ANALYSIS_VERSION:
+            elif stored.version != analysis_version():
                 problem = f"written by {stored.version!r}"
             elif _checksum(stored.payload) != stored.checksum:
                 problem = "payload does not match its checksum"
