@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import itertools
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -36,6 +36,7 @@ __all__ = [
     "RECENT_RESERVE",
     "FastRanker",
     "Manifest",
+    "PoolLookups",
     "PoolOrder",
     "Ranker",
     "RecallCandidates",
@@ -76,12 +77,29 @@ class FastRanker(Protocol):
         ...
 
 
+class PoolLookups(Protocol):
+    """Per-pool lookups the candidate pass needs, computed once per pool."""
+
+    @property
+    def by_recency(self) -> Sequence[int]:
+        """Pool indices, mtime descending, input order for ties."""
+        ...
+
+    def indices_of(self, path: str) -> Iterable[int]:
+        """Pool indices of the documents at ``path``."""
+        ...
+
+
 @attrs.frozen
 class PoolOrder:
-    """Per-pool lookups computed once per snapshot: recency order and path positions."""
+    """:class:`PoolLookups` for a plain document sequence."""
 
     by_recency: tuple[int, ...]
     by_path: dict[str, tuple[int, ...]]
+
+    def indices_of(self, path: str) -> Iterable[int]:
+        """Pool indices of the documents at ``path``."""
+        return self.by_path.get(path, ())
 
     @classmethod
     def of(cls, pool: Sequence[MemoryDocument]) -> PoolOrder:
@@ -177,7 +195,7 @@ def prepare_candidates(
     recent_tools: Sequence[str] = (),
     excluded_paths: Collection[str] = frozenset(),
     limit: int = MAX_PROMPT_DOCS,
-    order: PoolOrder | None = None,
+    order: PoolLookups | None = None,
 ) -> RecallCandidates:
     """The candidate set, fallback, fast result and manifest for ``query`` over ``pool``.
 
@@ -186,8 +204,9 @@ def prepare_candidates(
     ``order`` (per-pool lookups) saves a pass over the pool when a snapshot
     serves many recalls.
     """
-    order = order or PoolOrder.of(pool)
-    surfaced = {i for path in frozenset(excluded_paths) for i in order.by_path.get(path, ())}
+    if order is None:
+        order = PoolOrder.of(pool)
+    surfaced = {i for path in frozenset(excluded_paths) for i in order.indices_of(path)}
     noisy: set[int] = set()
     if recent_tools:
         is_noise = active_tool_filter(recent_tools)

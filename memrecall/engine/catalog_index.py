@@ -24,22 +24,15 @@ import operator
 from array import array
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import filterfalse, islice
 from typing import Self, TypeAlias
 
 from memrecall.events.documents import MemoryDocument, MemoryType
 
-from .candidates import (
-    LEXICAL_SHARE,
-    MAX_CANDIDATES,
-    RecallCandidates,
-    build_manifest,
-    interleave,
-)
+from .candidates import RecallCandidates, prepare_candidates
 from .catalog_store import FieldTexts
-from .noise import active_tool_filter
-from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS
+from .render import MAX_PROMPT_DOCS
 from .scorer import (
     BODY_WEIGHT,
     DESCRIPTION_WEIGHT,
@@ -393,30 +386,22 @@ class CatalogIndex:
         excluded_paths: Collection[str] = frozenset(),
         limit: int = MAX_PROMPT_DOCS,
     ) -> RecallCandidates:
-        """What :func:`~memrecall.engine.candidates.prepare_candidates` returns, faster."""
-        pool = self.documents
-        surfaced: set[int] = set()
-        for path in frozenset(excluded_paths):
-            surfaced.update(self._pool_of[slot] for slot in self._by_path.get(path, ()))
-        noisy: set[int] = set()
-        if recent_tools:
-            is_noise = active_tool_filter(recent_tools)
-            noisy = {i for i, d in enumerate(pool) if i not in surfaced and is_noise(d)}
-        out = surfaced | noisy
-        lexical = self.rank(query, max(LEXICAL_SHARE, limit), exclude=out)
-        lexical_share = lexical[:LEXICAL_SHARE]
-        skip = out.union(lexical_share)
-        recent = list(
-            islice(
-                filterfalse(skip.__contains__, self._recent_pool),
-                max(MAX_CANDIDATES - len(lexical_share), 0),
-            )
+        """The generic candidate pass, with this index's ranking and pool lookups."""
+        return prepare_candidates(
+            query,
+            self.documents,
+            self,
+            recent_tools=recent_tools,
+            excluded_paths=excluded_paths,
+            limit=limit,
+            order=self,
         )
-        candidates = interleave([pool[i] for i in lexical_share], [pool[i] for i in recent])
-        return RecallCandidates(
-            docs_scanned=len(pool) - len(surfaced),
-            fallback=tuple(pool[i] for i in lexical[:limit]),
-            candidates=tuple(candidates),
-            manifest=build_manifest(candidates),
-            fast=tuple(pool[i] for i in lexical[:MAX_FAST_DOCS]),
-        )
+
+    @property
+    def by_recency(self) -> Sequence[int]:
+        """Pool indices, mtime descending, input order for ties."""
+        return self._recent_pool
+
+    def indices_of(self, path: str) -> Iterable[int]:
+        """Pool indices of the documents at ``path``."""
+        return (self._pool_of[slot] for slot in self._by_path.get(path, ()))
