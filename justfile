@@ -24,6 +24,10 @@ bench:
 sim SEED="1" RUNS="20":
     uv run memrecall simulate --seed {{SEED}} --runs {{RUNS}}
 
+# the property tests with the randomised, deep Hypothesis profile (nightly; see docs/simulation.md)
+nightly:
+    HYPOTHESIS_PROFILE=nightly uv run pytest tests/test_simulations.py tests/test_actor_properties.py tests/test_plan_machine.py
+
 # the evaluation table on the project's labelled corpus
 eval:
     uv run memrecall eval --corpus tests/fixtures/recall-eval.json

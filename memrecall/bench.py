@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from memrecall.argtypes import distinct_positive_ints, non_negative_int, positive_int
 from memrecall.engine.scorer import DocumentFields, ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 
@@ -321,8 +322,8 @@ SECTIONS: dict[str, Section] = {"scoring": scoring_section}
 """Benchmark sections by name, in the order ``main`` runs them."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the requested sections and print their tables (or JSON)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m memrecall.bench`` (exposed for tests)."""
     parser = argparse.ArgumentParser(
         prog="python -m memrecall.bench",
         description="memrecall timing tables. Sections: " + ", ".join(SECTIONS) + ".",
@@ -334,21 +335,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=sorted(SECTIONS),
         help="run only this section (repeatable; default: all)",
     )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--queries", type=int, default=DEFAULT_QUERY_COUNT)
+    parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED)
+    parser.add_argument("--queries", type=positive_int, default=DEFAULT_QUERY_COUNT)
     parser.add_argument(
         "--repeats",
-        type=int,
+        type=positive_int,
         default=DEFAULT_REPEATS,
         help="time each query this many times, keep the best (default: %(default)s)",
     )
     parser.add_argument(
         "--sizes",
-        type=lambda text: tuple(int(part) for part in text.split(",")),
+        type=distinct_positive_ints,
         default=DEFAULT_POOL_SIZES,
         help="comma-separated pool sizes (default: %(default)s)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the requested sections and print their tables (or JSON)."""
+    args = build_parser().parse_args(argv)
     options = BenchOptions(
         seed=args.seed, pool_sizes=args.sizes, queries=args.queries, repeats=args.repeats
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import unicodedata
 from collections.abc import Sequence
@@ -10,6 +11,13 @@ from pathlib import Path
 
 import msgspec
 
+from memrecall.argtypes import (
+    distinct_positive_ints,
+    fraction,
+    non_negative_int,
+    nonempty_path,
+    positive_int,
+)
 from memrecall.engine.scanner import MemoryTree, ScanResult, scan_tree
 
 __all__ = ["EXAMPLE_TREE", "main"]
@@ -18,13 +26,21 @@ EXAMPLE_TREE = Path(__file__).resolve().parent.parent / "examples" / "memory"
 """The bundled example tree (``examples/memory/{project,user}``)."""
 
 
+def _uses_example_tree(args: argparse.Namespace) -> bool:
+    return args.project is None and args.user is None
+
+
 def _tree_from(args: argparse.Namespace) -> MemoryTree:
-    project = args.project
-    user = args.user
-    if project is None and user is None:
-        project = str(EXAMPLE_TREE / "project")
-        user = str(EXAMPLE_TREE / "user")
-    return MemoryTree.of(project=project, user=user)
+    if _uses_example_tree(args):
+        return MemoryTree.of(project=str(EXAMPLE_TREE / "project"), user=str(EXAMPLE_TREE / "user"))
+    return MemoryTree.of(project=args.project, user=args.user)
+
+
+EXAMPLE_NOTE = "no --project or --user given: listing the bundled example tree"
+"""The line ``scan`` prints first when it lists the bundled example tree."""
+
+NO_ROOT_STATUS = 2
+"""``scan``'s exit status when none of its roots is an existing directory."""
 
 
 def _scan_json(result: ScanResult) -> bytes:
@@ -77,7 +93,19 @@ def print_scan(result: ScanResult) -> None:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
-    result = scan_tree(_tree_from(args))
+    tree = _tree_from(args)
+    if not any(os.path.isdir(root.path) for root in tree.roots):
+        given = ", ".join(f"--{root.scope.value} {root.path}" for root in tree.roots)
+        print(
+            f"memrecall scan: error: no memory root found ({given}: "
+            "not an existing directory); nothing to list",
+            file=sys.stderr,
+        )
+        return NO_ROOT_STATUS
+    result = scan_tree(tree)
+    if _uses_example_tree(args):
+        # On stderr under --json, so the JSON on stdout stays one object.
+        print(f"{EXAMPLE_NOTE} ({EXAMPLE_TREE})", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         sys.stdout.buffer.write(_scan_json(result) + b"\n")
     else:
@@ -88,7 +116,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from memrecall.demo import run_demo
 
-    return run_demo(_tree_from(args))
+    return run_demo(_tree_from(args), log_path=args.log)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -174,24 +202,39 @@ def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     )
     cal.add_argument(
         "--target",
-        type=float,
+        type=fraction,
         default=0.95,
-        help="fast-path precision the strong thresholds must reach (default: 0.95)",
+        help="fast-path precision the strong thresholds must reach, in (0, 1] (default: 0.95)",
     )
     cal.set_defaults(func=_cmd_calibrate)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from memrecall.progress import Progress
+
     if args.what == "delivery":
         from memrecall.delivery import delivery_main
 
         if args.corpus is None:
             print("memrecall simulate delivery: --corpus FILE is required", file=sys.stderr)
             return 2
+        if args.log is not None:
+            print("memrecall simulate delivery: --log is for runs", file=sys.stderr)
+            return 2
         return delivery_main(args.corpus, as_json=args.json)
     from simulations.cli import simulate_main
 
-    return simulate_main(args.seed, args.runs, verbose=args.verbose)
+    runs = args.runs if args.runs is not None else (1 if args.log is not None else 20)
+    if args.log is not None and runs != 1:
+        print(
+            "memrecall simulate: error: --log writes one run's event log; use it with --runs 1",
+            file=sys.stderr,
+        )
+        return 2
+    with Progress(runs, "simulate") as progress:
+        return simulate_main(
+            args.seed, runs, verbose=args.verbose, log_path=args.log, progress=progress
+        )
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -212,8 +255,19 @@ def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPar
         default="runs",
         help="runs: seeded safety/liveness simulations (default); delivery: the delivery table",
     )
-    sim.add_argument("--seed", type=int, default=1, help="first seed (runs)")
-    sim.add_argument("--runs", type=int, default=20, help="number of seeds (runs)")
+    sim.add_argument("--seed", type=non_negative_int, default=1, help="first seed (runs)")
+    sim.add_argument(
+        "--runs",
+        type=positive_int,
+        default=None,
+        help="number of seeds, at least 1 (runs; default 20, or 1 with --log)",
+    )
+    sim.add_argument(
+        "--log",
+        metavar="FILE",
+        type=nonempty_path,
+        help="write the run's event log here, failed or not (runs; replay it with `replay FILE`)",
+    )
     sim.add_argument("--verbose", action="store_true", help="print every seed's options")
     sim.add_argument("--corpus", metavar="FILE", help="labelled corpus (delivery)")
     sim.add_argument("--json", action="store_true", help="JSON output (delivery)")
@@ -227,21 +281,27 @@ def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from memrecall.scanbench import scan_bench_main
+    from memrecall.scanbench import DEFAULT_SIZES, scan_bench_main
 
-    try:
-        sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
-    except ValueError:
-        print(f"memrecall bench scan: bad --sizes {args.sizes!r}", file=sys.stderr)
-        return 2
+    if args.what == "recall":
+        from memrecall import recallbench
+
+        recall_sizes = recallbench.DEFAULT_SIZES if args.sizes is None else args.sizes
+        return recallbench.recall_bench_main(recall_sizes, as_json=args.json)
+    sizes = DEFAULT_SIZES if args.sizes is None else args.sizes
     return scan_bench_main(sizes, as_json=args.json, catalog=args.catalog, scorer=args.scorer)
 
 
 def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser("bench", help="benchmarks (scan: recall start to fast result)")
-    bench.add_argument("what", choices=["scan"], help="which benchmark")
     bench.add_argument(
-        "--sizes", default="200,500,1000,2000,5000", help="comma-separated topic counts"
+        "what", choices=["scan", "recall"], help="which benchmark (recall: user_query return time)"
+    )
+    bench.add_argument(
+        "--sizes",
+        type=distinct_positive_ints,
+        default=None,
+        help="comma-separated distinct topic counts (scan default: 200,500,1000,2000,5000)",
     )
     bench.add_argument("--json", action="store_true", help="print JSON rows")
     bench.add_argument(
@@ -259,8 +319,8 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _add_tree_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--project", metavar="DIR", help="project memory root")
-    parser.add_argument("--user", metavar="DIR", help="user memory root")
+    parser.add_argument("--project", metavar="DIR", type=nonempty_path, help="project memory root")
+    parser.add_argument("--user", metavar="DIR", type=nonempty_path, help="user memory root")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -268,13 +328,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memrecall", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    scan = sub.add_parser("scan", help="list the documents and diagnostics of a memory tree")
+    scan = sub.add_parser(
+        "scan",
+        help="list the documents and diagnostics of a memory tree",
+        description=(
+            "List the documents and diagnostics of a memory tree. Without --project and "
+            f"--user it lists the bundled example tree ({EXAMPLE_TREE}) and says so. "
+            "A root that is missing is a diagnostic; exit status 2 when no root given "
+            "is an existing directory."
+        ),
+    )
     _add_tree_options(scan)
     scan.add_argument("--json", action="store_true", help="print JSON instead of a table")
     scan.set_defaults(func=_cmd_scan)
 
     demo = sub.add_parser("demo", help="run the scripted demo on the bundled example tree")
     _add_tree_options(demo)
+    demo.add_argument(
+        "--log",
+        metavar="FILE",
+        type=nonempty_path,
+        help="write the demo's event log here (replay it with `memrecall replay FILE`)",
+    )
     demo.set_defaults(func=_cmd_demo)
 
     _add_simulation_parsers(sub)

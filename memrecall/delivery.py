@@ -57,6 +57,7 @@ from memrecall.events.telemetry import (
     Phase,
     TelemetryRecord,
 )
+from memrecall.progress import Progress
 from memrecall.sinks import MemorySink
 
 __all__ = [
@@ -451,18 +452,22 @@ def evaluate_delivery(
     latencies_ms: Sequence[int] = LATENCIES_MS,
     designs: Sequence[Design] = (Design.SINGLE, Design.FAST),
     reuse_engines: bool = True,
+    progress: Progress | None = None,
 ) -> DeliveryReport:
     """Play the corpus for every (latency, design) and compute the figures.
 
     First-turn, delivered-at-all and overlap rates are reported over the
     lexically answerable cases and over all answerable cases; the duplicate
-    rate is over every case; the silent rate over the no-result cases.
+    rate is over every case; the silent rate over the no-result cases. ``progress``
+    advances once per (latency, design).
     """
     lexical = lexically_answerable(corpus)
     rows: list[Row] = []
     for latency in latencies_ms:
         for design in designs:
             runs = run_cases(corpus, latency, design, reuse_engines=reuse_engines)
+            if progress is not None:
+                progress.advance(f"{latency} ms {design.value}")
             rows.append(
                 Row(
                     latency_ms=latency,
@@ -560,7 +565,8 @@ def delivery_main(corpus_path: str, *, as_json: bool) -> int:
     except CorpusError as exc:
         print(f"memrecall simulate delivery: error: {exc}", file=sys.stderr)
         return 2
-    report = evaluate_delivery(corpus)
+    with Progress(len(LATENCIES_MS) * len(Design), "delivery", quiet=as_json) as progress:
+        report = evaluate_delivery(corpus, progress=progress)
     if as_json:
         sys.stdout.flush()
         sys.stdout.buffer.write(msgspec.json.encode(report.to_json()) + b"\n")

@@ -7,6 +7,7 @@ delivered when, and every telemetry record as it is emitted.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import attrs
@@ -16,6 +17,7 @@ from memrecall.actors import MemoryBlock, Session, SimulatedSelector, open_engin
 from memrecall.actors.selector import SelectorRequest
 from memrecall.engine.scanner import MemoryTree, scan_tree
 from memrecall.engine.scorer import ReferenceIndex
+from memrecall.eventlog import EventLog
 from memrecall.events import DeliveryRecord, SelectionRecord, TelemetryRecord
 
 __all__ = ["SELECTOR_LATENCY", "run_demo"]
@@ -79,11 +81,11 @@ async def _turn(
     await session.turn_end(tools_requested=False)
 
 
-async def _script(tree: MemoryTree) -> None:
+async def _script(tree: MemoryTree, log: EventLog) -> None:
     timeline = _Timeline()
     timeline.titles = {d.path: d.title for d in scan_tree(tree).documents}
     selector = SimulatedSelector(latency=SELECTOR_LATENCY, choose=_stand_in_model)
-    async with open_engine(tree, selector=selector, sinks=[timeline]) as engine:
+    async with open_engine(tree, selector=selector, sinks=[timeline], observer=log) as engine:
         # The catalog: parse the tree once (or load it from the cache file of an earlier
         # run); every recall after this reads only what changed on disk.
         begun = trio.current_time()
@@ -135,8 +137,11 @@ async def _script(tree: MemoryTree) -> None:
         print()
 
 
-def run_demo(tree: MemoryTree) -> int:
-    """Scan the tree, then run the scripted conversation and print its timeline."""
+def run_demo(tree: MemoryTree, *, log_path: str | None = None) -> int:
+    """Scan the tree, then run the scripted conversation and print its timeline.
+
+    ``log_path`` writes the run's event log there (for ``memrecall replay``).
+    """
     from memrecall.cli import print_scan
 
     print("== The memory tree ==")
@@ -145,5 +150,13 @@ def run_demo(tree: MemoryTree) -> int:
         f"\nThe selector is simulated: it answers after {SELECTOR_LATENCY * 1000:.0f} ms with "
         "the lexical top three (a stand-in for a model)."
     )
-    trio.run(_script, tree)
+    log = EventLog(options={"demo": True})
+    trio.run(_script, tree, log)
+    if log_path is not None:
+        try:
+            log.write(log_path)
+        except OSError as exc:
+            print(f"memrecall demo: cannot write {log_path}: {exc.strerror}", file=sys.stderr)
+            return 2
+        print(f"event log written to {log_path}; replay: uv run memrecall replay {log_path}")
     return 0

@@ -52,6 +52,7 @@ from memrecall.engine.scanner import MemoryTree
 from memrecall.engine.source import DEFAULT_SCORER, ScorerName
 from memrecall.events.effects import Effect
 from memrecall.events.inputs import PlanEvent, ScanCompleted, UserQuery
+from memrecall.progress import Progress
 
 __all__ = ["DEFAULT_SIZES", "ScanRow", "build_tree", "run_scan_bench", "scan_bench_main"]
 
@@ -239,14 +240,23 @@ def run_scan_bench(
     *,
     catalog: bool = False,
     scorer: ScorerName = DEFAULT_SCORER,
+    progress: Progress | None = None,
 ) -> list[ScanRow]:
-    """Measure every size; one warm-up recall then ``runs`` samples each."""
+    """Measure every size; one warm-up recall then ``runs`` samples each.
+
+    ``progress`` advances once per size, and once more per size with ``catalog``.
+    """
+    if len(set(sizes)) != len(sizes):
+        raise ValueError(f"sizes must be distinct: {list(sizes)}")
+    bar = progress or Progress.off()
     rows = []
     with tempfile.TemporaryDirectory(prefix="recall-scan-bench-") as scratch:
         for topics in sizes:
+            bar.note(f"{topics} topics: writing the tree")
             root = Path(scratch) / f"tree-{topics}"
             tree = build_tree(root, topics)
             written = time.time_ns()
+            bar.note(f"{topics} topics: recalls without the catalog")
             samples = trio.run(_time_recalls, tree, runs + 1, scorer)[1:]
             reads = sorted(_read_only_ms(root) for _ in range(runs))
             row = ScanRow(
@@ -255,9 +265,12 @@ def run_scan_bench(
                 worst_ms=_ms(max(samples)),
                 read_only_ms=_ms(statistics.median(reads)),
             )
+            bar.advance(f"{topics} topics")
             if catalog:
+                bar.note(f"{topics} topics: the catalog (build, warm, edits, new process)")
                 cache = Path(scratch) / f"catalog-{topics}.bin"
                 row = _measure_catalog(row, root, cache, runs, written, scorer=scorer)
+                bar.advance(f"{topics} topics: catalog")
             rows.append(row)
     return rows
 
@@ -316,8 +329,13 @@ def scan_bench_main(
     catalog: bool = False,
     scorer: ScorerName = DEFAULT_SCORER,
 ) -> int:
-    """Print the scan table (or JSON rows); ``catalog`` adds the catalog's columns."""
-    rows = run_scan_bench(sizes, catalog=catalog, scorer=scorer)
+    """Print the scan table (or JSON rows); ``catalog`` adds the catalog's columns.
+
+    While it runs, a progress bar on stderr (a terminal only, never with ``as_json``).
+    """
+    steps = len(sizes) * (2 if catalog else 1)
+    with Progress(steps, "bench scan", quiet=as_json) as progress:
+        rows = run_scan_bench(sizes, catalog=catalog, scorer=scorer, progress=progress)
     if as_json:
         keep = None if catalog else ("topics", "median_ms", "worst_ms", "read_only_ms")
         encoded = [

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
+
+from memrecall.progress import Progress
 
 from .runner import options_for_seed, simulate
 
@@ -12,17 +15,39 @@ __all__ = ["FAILURE_DIR", "simulate_main"]
 FAILURE_DIR = Path("sim-failures")
 
 
-def simulate_main(seed: int, runs: int, *, verbose: bool = False) -> int:
-    """Run seeds ``seed .. seed+runs-1``; on a failure write its log and print how to reproduce."""
+def simulate_main(
+    seed: int,
+    runs: int,
+    *,
+    verbose: bool = False,
+    log_path: str | None = None,
+    progress: Progress | None = None,
+) -> int:
+    """Run seeds ``seed .. seed+runs-1``; on a failure write its log and print how to reproduce.
+
+    ``log_path`` also writes the event log of the (last) run there, failed or not, so a
+    successful run can be replayed too.
+    """
     logging.getLogger("memrecall").setLevel(logging.DEBUG if verbose else logging.ERROR)
     failures = 0
     plans = 0
+    bar = progress or Progress.off()
     for current in range(seed, seed + runs):
         options = options_for_seed(current)
         result = simulate(options)
+        bar.advance(f"seed {current}")
         plans += result.plans
         status = "ok" if result.ok else "FAILED"
         print(f"seed {current}: {result.plans} plans, {len(result.log)} log bytes: {status}")
+        if log_path is not None:
+            try:
+                Path(log_path).write_bytes(result.log)
+            except OSError as exc:
+                print(
+                    f"memrecall simulate: cannot write {log_path}: {exc.strerror}", file=sys.stderr
+                )
+                return 2
+            print(f"  event log written to {log_path}; replay: uv run memrecall replay {log_path}")
         if verbose or not result.ok:
             print(options.describe())
         if result.ok:

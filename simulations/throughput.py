@@ -4,11 +4,15 @@
 many sessions run short tool-using conversations on a virtual clock (so only
 the engine's own CPU cost is measured, not waiting), over a 200-document pool,
 with the selector answering after 300 virtual ms. Memory: tracemalloc's
-difference after opening 1,000 sessions that have not yet seen a query.
+difference after opening 1,000 sessions that have not yet seen a query, and
+what is still allocated after 10,000 sessions were each opened, asked one
+query and closed (the engine keeps no closed session or plan, so this stays
+flat: a few KiB of allocator and interpreter noise whatever the count).
 """
 
 from __future__ import annotations
 
+import gc
 import time
 import tracemalloc
 
@@ -16,12 +20,12 @@ import attrs
 import trio
 import trio.testing
 
-from memrecall.actors import Session, SimulatedSelector, open_engine
+from memrecall.actors import Engine, Session, SimulatedSelector, open_engine
 from memrecall.engine.source import StaticSource
 
 from .runner import WALL, build_pool, options_for_seed
 
-__all__ = ["idle_session_bytes", "main", "plans_per_second"]
+__all__ = ["idle_session_bytes", "main", "open_close_growth", "plans_per_second"]
 
 
 def plans_per_second(sessions: int = 50, turns: int = 20) -> tuple[int, float]:
@@ -74,16 +78,56 @@ def idle_session_bytes(sessions: int = 1000) -> float:
     return result[0]
 
 
+def open_close_growth(cycles: int = 10_000, warmup: int = 500) -> tuple[int, float]:
+    """Open, query and close ``cycles`` sessions; return (cycles, bytes still held after them).
+
+    Tracing starts after ``warmup`` cycles (so caches and interned strings
+    filled by the first recalls are not counted) and the result is what the
+    traced allocations of the remaining cycles still hold at the end.
+    """
+    options = options_for_seed(1)
+    pool = build_pool(attrs.evolve(options, documents=50))
+    result: list[float] = []
+
+    async def cycle(engine: Engine, index: int) -> None:
+        session = await engine.open_session()
+        await session.user_query("deploy rollback" if index % 2 else "postgres failover")
+        await session.close()
+
+    async def main() -> None:
+        async with open_engine(
+            StaticSource(pool), wall_clock=lambda: WALL, scan_in_thread=False
+        ) as engine:
+            for index in range(warmup):
+                await cycle(engine, index)
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+            tracemalloc.start()
+            try:
+                for index in range(warmup, cycles):
+                    await cycle(engine, index)
+                await trio.testing.wait_all_tasks_blocked()
+                gc.collect()
+                result.append(tracemalloc.get_traced_memory()[0])
+            finally:
+                tracemalloc.stop()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return cycles, result[0]
+
+
 def main() -> None:
     """Print the throughput table."""
     plans, rate = plans_per_second()
     per_session = idle_session_bytes()
+    cycles, held = open_close_growth()
     print("actors in simulation (virtual clock; engine CPU only)")
     print("| measure | value |")
     print("|---|---:|")
     print(f"| plans run | {plans} |")
     print(f"| plans per second | {rate:,.0f} |")
     print(f"| memory per idle session | {per_session / 1024:.1f} KiB |")
+    print(f"| memory held after {cycles:,} open/query/close cycles | {held / 1024:.1f} KiB |")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,61 @@
-"""Shared test configuration: Hypothesis profiles.
+"""Shared test configuration: Hypothesis profiles, and a private home for every test.
 
-``CI`` selects Hypothesis's built-in ``ci`` profile automatically. ``dev`` is the
-default here; ``nightly`` (``HYPOTHESIS_PROFILE=nightly``) runs many more examples.
+Profiles (``HYPOTHESIS_PROFILE=NAME`` selects one; otherwise ``ci`` when ``CI`` is
+set, as in our CI, else ``dev``):
+
+- ``dev`` (the default) and ``ci`` are derandomized: the same examples on every
+  run, so the suite cannot fail by chance. ``ci`` also keeps no example database.
+- ``nightly`` is randomised and deep (many more examples): ``just sim`` and the
+  nightly run use it to look for what the fixed examples miss.
+
+Every test runs with ``HOME``, ``XDG_CACHE_HOME`` and ``XDG_DATA_HOME`` pointing
+into its own temporary directory, so nothing a test does (a catalog file, a
+feature store) lands in the user's real home.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile("dev", max_examples=60, deadline=None, derandomize=True)
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile(
     "nightly",
     max_examples=2000,
     deadline=None,
+    derandomize=False,
     suppress_health_check=[HealthCheck.too_slow],
 )
-if not os.environ.get("CI"):
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def chosen_profile(environ: Mapping[str, str]) -> str:
+    """The Hypothesis profile this environment asks for."""
+    named = environ.get("HYPOTHESIS_PROFILE")
+    if named:
+        return named
+    return "ci" if environ.get("CI") else "dev"
+
+
+settings.load_profile(chosen_profile(os.environ))
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HOME and the XDG cache and data directories at a fresh temporary directory."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    return home

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 from hypothesis import settings
@@ -250,19 +251,29 @@ def test_a_root_missing_from_the_start_is_picked_up(tmp_path: Path, watch: bool)
         catalog.close()
 
 
-def test_symlinks_in_the_tree_are_followed_and_kept_fresh(
-    tmp_path: Path, roots: tuple[Path, Path, MemoryTree], source: CatalogSource
+@pytest.mark.parametrize("follow", [False, True], ids=["unfollowed", "followed"])
+def test_symlinks_in_the_tree_are_kept_fresh(
+    tmp_path: Path, roots: tuple[Path, Path, MemoryTree], watch: bool, follow: bool
 ) -> None:
     project, _, tree = roots
+    tree = attrs.evolve(tree, follow_links=follow)
+    source = CatalogSource(tree, watch=watch)
     outside = tmp_path / "outside"
     target = write(outside / "t.md", note("Target", body="one"), 100)
     (project / "link.md").symlink_to(target)
     (project / "linked-dir").symlink_to(outside, target_is_directory=True)
     (project / "loop").symlink_to(project, target_is_directory=True)
-    assert_fresh(source, tree)
-    write(target, note("Target", body="two"), 100)
-    write(outside / "extra.md", note("Extra"), 50)
-    assert_fresh(source, tree)
+    try:
+        first = assert_fresh(source, tree)
+        assert ("Target" in {d.title for d in first.documents}) == follow
+        write(target, note("Target", body="two"), 100)
+        write(outside / "extra.md", note("Extra"), 50)
+        assert_fresh(source, tree)
+        (project / "linked-dir").unlink()  # the link now points into the tree
+        (project / "linked-dir").symlink_to(project, target_is_directory=True)
+        assert_fresh(source, tree)
+    finally:
+        source.close()
 
 
 def test_a_hard_linked_file_changed_through_another_link(

@@ -130,23 +130,31 @@ def test_missing_and_non_directory_roots(tmp_path: Path) -> None:
     assert [d.title for d in result.documents] == ["U"]
 
 
-def test_symlink_loop_and_broken_link(tree: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("follow", [False, True])
+def test_symlink_loop_and_broken_link(tree: tuple[Path, Path], follow: bool) -> None:
     project, _ = tree
     write(project / "sub" / "a.md", note("A"))
-    (project / "sub" / "loop").symlink_to(project)
+    (project / "sub" / "loop").symlink_to(project)  # inside the root: never followed
     (project / "dangling.md").symlink_to(project / "nowhere.md")
     (project / "self.md").symlink_to(project / "self.md")
-    result = scan_tree(MemoryTree.of(project=str(project)))
+    result = scan_tree(MemoryTree.of(project=str(project), follow_links=follow))
     assert [d.title for d in result.documents] == ["A"]
     kinds = sorted(d.kind.value for d in result.diagnostics)
-    assert kinds == ["broken_link", "symlink_loop", "symlink_loop"]
+    assert kinds == ["broken_link", "symlink_loop"]
 
 
-def test_symlinked_file_is_read(tree: tuple[Path, Path], tmp_path: Path) -> None:
+def test_symlinked_file_outside_the_roots_is_read_only_when_following_links(
+    tree: tuple[Path, Path], tmp_path: Path
+) -> None:
     project, _ = tree
     target = write(tmp_path / "elsewhere.md", note("Linked"))
     (project / "link.md").symlink_to(target)
     result = scan_tree(MemoryTree.of(project=str(project)))
+    assert result.documents == ()
+    assert [(d.path, d.kind) for d in result.diagnostics] == [
+        (str(project / "link.md"), DiagnosticKind.LINK_OUTSIDE_ROOTS)
+    ]
+    result = scan_tree(MemoryTree.of(project=str(project), follow_links=True))
     assert [d.title for d in result.documents] == ["Linked"]
     assert result.documents[0].path == str(project / "link.md")
 

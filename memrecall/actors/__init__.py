@@ -1,6 +1,7 @@
 """trio actors: the engine, session and plan actors, and the selector contract."""
 
 from .engine import Engine as Engine
+from .engine import EngineStatistics as EngineStatistics
 from .engine import open_engine as open_engine
 from .plan import MemoryBlock as MemoryBlock
 from .plan import PlanObserver as PlanObserver

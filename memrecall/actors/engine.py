@@ -1,21 +1,34 @@
-"""The engine: one nursery that owns every session actor and, through them, every plan."""
+"""The engine: one nursery that owns every session actor and, through them, every plan.
+
+Every argument of :func:`open_engine` and :meth:`Engine.open_session` is
+checked in the caller's task before anything starts (``TypeError`` /
+``ValueError`` naming the argument). Telemetry sinks are wrapped in
+:class:`~memrecall.sinks.GuardedSink`, so a sink that raises is logged once and
+skipped. A memory tree's roots are checked when the engine opens: one that is
+missing or not a directory is a WARNING log line and an entry in
+:attr:`Engine.diagnostics`. A closed session is forgotten by the engine.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
+import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from typing import get_args
 
+import attrs
 import trio
 
 from memrecall.engine.catalog import CatalogSource
 from memrecall.engine.catalog_store import CacheLocation, default_cache_path
 from memrecall.engine.feature_store import FeatureStore
 from memrecall.engine.plan import StepFunction, step
-from memrecall.engine.scanner import MemoryTree
+from memrecall.engine.scanner import Diagnostic, DiagnosticKind, MemoryTree
 from memrecall.engine.source import (
     DEFAULT_SCORER,
     DocumentSource,
@@ -24,41 +37,103 @@ from memrecall.engine.source import (
     ScorerName,
     TreeSource,
 )
-from memrecall.sinks import TelemetrySink
+from memrecall.sinks import GuardedSink, TelemetrySink
 
+from .arguments import (
+    check_bool,
+    check_callable,
+    check_has_methods,
+    check_id,
+    check_nonnegative,
+)
 from .plan import PlanObserver
 from .selector import Selector
 from .session import Session, SessionClosedError
 from .settings import EngineSettings
 
-__all__ = ["Engine", "open_engine"]
+__all__ = ["Engine", "EngineStatistics", "open_engine"]
+
+log = logging.getLogger("memrecall.engine")
+
+
+@attrs.frozen
+class EngineStatistics:
+    """What an engine holds right now (see :meth:`Engine.statistics`)."""
+
+    open_sessions: int
+    """Sessions whose actor still runs (a closed one is dropped once its plans have unwound)."""
+    failed_sinks: tuple[str, ...]
+    """Names of telemetry sinks that raised and are skipped from then on."""
 
 
 class Engine:
     """Opens sessions. Use :func:`open_engine` to get one."""
 
-    def __init__(self, nursery: trio.Nursery, settings: EngineSettings) -> None:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        settings: EngineSettings,
+        diagnostics: tuple[Diagnostic, ...] = (),
+    ) -> None:
         self.settings = settings
+        self.diagnostics = diagnostics
+        """Problems found when the engine opened (a memory root missing or not a directory)."""
         self._nursery = nursery
-        self._sessions: list[Session] = []
+        self._sessions: dict[str, Session] = {}  # open sessions only, by id
         self._ids = itertools.count(1)
         self._closed = False
 
     async def open_session(self, session_id: str | None = None) -> Session:
-        """Start a session actor for one conversation."""
+        """Start a session actor for one conversation.
+
+        ``session_id`` is ``None`` (an id is generated) or a non-empty printable
+        ``str`` that no open session of this engine has (``ValueError``
+        otherwise). Ids end up in plan ids and the event log: keep your own
+        ids unique over the engine's life.
+        """
+        check_id("session_id", session_id)
         if self._closed:
             raise SessionClosedError("the engine is shut down")
-        session = Session(session_id or f"s{next(self._ids)}", self.settings)
-        await self._nursery.start(session.run)
-        self._sessions.append(session)
+        if session_id is not None and session_id in self._sessions:
+            raise ValueError(f"session_id {session_id!r} belongs to an open session")
+        if session_id is None:
+            session_id = f"s{next(self._ids)}"
+            while session_id in self._sessions:  # the caller took it
+                session_id = f"s{next(self._ids)}"
+        session = Session(session_id, self.settings)
+        self._sessions[session_id] = session  # reserved before the first checkpoint
+        try:
+            await self._nursery.start(self._run_session, session)
+        except BaseException:
+            self._forget(session)
+            raise
         return session
+
+    def statistics(self) -> EngineStatistics:
+        """Open sessions and failed sinks, as a frozen record."""
+        failed = tuple(
+            s.name for s in self.settings.sinks if isinstance(s, GuardedSink) and s.failure
+        )
+        return EngineStatistics(open_sessions=len(self._sessions), failed_sinks=failed)
 
     async def aclose(self) -> None:
         """Shut every session down; each pending plan ends with ``shutdown``."""
         self._closed = True
-        for session in self._sessions:
+        for session in list(self._sessions.values()):
             with contextlib.suppress(SessionClosedError):
                 await session.close()
+
+    async def _run_session(
+        self, session: Session, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            await session.run(task_status=task_status)
+        finally:
+            self._forget(session)
+
+    def _forget(self, session: Session) -> None:
+        if self._sessions.get(session.session_id) is session:
+            del self._sessions[session.session_id]
 
 
 @asynccontextmanager
@@ -94,7 +169,31 @@ async def open_engine(
     On exit every session is shut down and every pending plan records its
     terminal event. If the host cancels the block, the plans still record
     theirs (``shutdown``) while they unwind; nothing outlives the block.
+
+    Arguments are checked before anything starts: a wrong type raises
+    ``TypeError``, a wrong value (an empty root or cache path, an unknown
+    scorer, a negative delay) ``ValueError``. A root that does not exist or is
+    not a directory does not stop the engine: it is logged (WARNING) and listed
+    in :attr:`Engine.diagnostics`. Sinks that raise are logged once and skipped;
+    sinks with a ``flush()`` method are flushed (in a worker thread) on exit.
     """
+    sink_list = _check_arguments(
+        memory,
+        selector=selector,
+        sinks=sinks,
+        observer=observer,
+        wall_clock=wall_clock,
+        scan_in_thread=scan_in_thread,
+        scan_delay=scan_delay,
+        fast_result=fast_result,
+        step_function=step_function,
+        catalog=catalog,
+        catalog_cache=catalog_cache,
+        scorer=scorer,
+    )
+    diagnostics: tuple[Diagnostic, ...] = ()
+    if isinstance(memory, MemoryTree):
+        diagnostics = await trio.to_thread.run_sync(check_roots, memory)
     owned: CatalogSource | None = None
     source: DocumentSource
     if not isinstance(memory, MemoryTree):
@@ -115,7 +214,7 @@ async def open_engine(
     settings = EngineSettings(
         source=source,
         selector=selector,
-        sinks=tuple(sinks),
+        sinks=tuple(GuardedSink(sink) for sink in sink_list),
         observer=observer,
         wall_clock=wall_clock,
         scan_in_thread=scan_in_thread,
@@ -124,7 +223,7 @@ async def open_engine(
         step_function=step_function,
     )
     async with trio.open_nursery() as nursery:
-        engine = Engine(nursery, settings)
+        engine = Engine(nursery, settings, diagnostics)
         try:
             yield engine
         finally:
@@ -132,6 +231,10 @@ async def open_engine(
             # only forwards an event and waits for it to be processed, never for I/O.
             with trio.move_on_after(_DRAIN_SECONDS, shield=True):
                 await engine.aclose()
+            if any(callable(getattr(s, "flush", None)) for s in sink_list):
+                # Every plan has recorded its terminal event: get those records on disk.
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(_flush_sinks, settings.sinks)
             if owned is not None:
                 # Saves the catalog file; waits for a scan still running in a worker thread.
                 with trio.CancelScope(shield=True):
@@ -142,3 +245,95 @@ async def open_engine(
 
 
 _DRAIN_SECONDS = 5.0
+
+
+def _flush_sinks(sinks: tuple[TelemetrySink, ...]) -> None:
+    for sink in sinks:
+        if isinstance(sink, GuardedSink):
+            sink.flush()
+
+
+def check_roots(tree: MemoryTree) -> tuple[Diagnostic, ...]:
+    """Each root that is missing, not a directory or not readable, as a diagnostic.
+
+    Each is also logged as a WARNING (the path is for the operator; telemetry
+    never carries it). The engine still opens: recall uses the other roots.
+    """
+    found: list[Diagnostic] = []
+    for root in tree.roots:
+        try:
+            mode = os.stat(root.path).st_mode
+        except FileNotFoundError:
+            found.append(
+                Diagnostic(root.path, DiagnosticKind.MISSING_ROOT, "the memory root does not exist")
+            )
+        except OSError as exc:
+            detail = f"the memory root cannot be read ({type(exc).__name__})"
+            found.append(Diagnostic(root.path, DiagnosticKind.UNREADABLE, detail))
+        else:
+            if not stat.S_ISDIR(mode):
+                detail = "the memory root is not a directory"
+                found.append(Diagnostic(root.path, DiagnosticKind.NOT_A_DIRECTORY, detail))
+    scopes = {root.path: root.scope.value for root in tree.roots}
+    for diagnostic in found:
+        log.warning(
+            "%s memory root %s: %s; recall goes on without it",
+            scopes[diagnostic.path],
+            diagnostic.path,
+            diagnostic.detail,
+        )
+    if not tree.roots:
+        log.warning("the memory tree has no roots; recall will find nothing")
+    return tuple(found)
+
+
+def _check_arguments(
+    memory: object,
+    *,
+    selector: object,
+    sinks: object,
+    observer: object,
+    wall_clock: object,
+    scan_in_thread: object,
+    scan_delay: object,
+    fast_result: object,
+    step_function: object,
+    catalog: object,
+    catalog_cache: object,
+    scorer: object,
+) -> tuple[TelemetrySink, ...]:
+    """Check :func:`open_engine`'s arguments; return the sinks as a tuple."""
+    if isinstance(memory, MemoryTree):
+        for root in memory.roots:
+            if not isinstance(root.path, str):
+                raise TypeError(
+                    f"memory: a root path must be a str, not {type(root.path).__name__}"
+                )
+            if not root.path:
+                raise ValueError("memory: a root path is empty (use '.' for the current directory)")
+    else:
+        check_has_methods("memory", memory, "snapshot")
+    if selector is not None:
+        check_has_methods("selector", selector, "select")
+    if isinstance(sinks, str | bytes) or not isinstance(sinks, Iterable):
+        raise TypeError(f"sinks must be an iterable of sinks, not {type(sinks).__name__}")
+    sink_list = tuple(sinks)
+    for sink in sink_list:
+        check_has_methods("sinks", sink, "emit")
+    if observer is not None:
+        check_has_methods("observer", observer, "opened", "stepped")
+    check_callable("wall_clock", wall_clock)
+    check_bool("scan_in_thread", scan_in_thread)
+    check_nonnegative("scan_delay", scan_delay)
+    check_bool("fast_result", fast_result)
+    check_callable("step_function", step_function)
+    check_bool("catalog", catalog)
+    if catalog_cache is not None and not isinstance(catalog_cache, CacheLocation):
+        if not isinstance(catalog_cache, str | os.PathLike):
+            kind = type(catalog_cache).__name__
+            raise TypeError(f"catalog_cache must be a path, None or CacheLocation, not {kind}")
+        if not os.fspath(catalog_cache):
+            raise ValueError("catalog_cache must not be empty (pass None for no cache file)")
+    if scorer not in get_args(ScorerName):
+        raise ValueError(f"scorer must be one of {get_args(ScorerName)}, got {scorer!r}")
+    return sink_list

@@ -22,6 +22,7 @@ from typing import Protocol
 import attrs
 import trio
 
+from memrecall.engine import pacing
 from memrecall.engine.candidates import RecallCandidates
 from memrecall.engine.plan import Plan, PlanOptions, StepFunction, start, step
 from memrecall.engine.render import MAX_PROMPT_DOCS
@@ -59,9 +60,17 @@ from .selector import (
     validate_selection,
 )
 
-__all__ = ["MemoryBlock", "OneShot", "PlanActor", "PlanObserver"]
+__all__ = ["PAUSE_LEAD", "MemoryBlock", "OneShot", "PlanActor", "PlanObserver"]
 
 log = logging.getLogger("memrecall.plan")
+
+PAUSE_LEAD = 0.020
+"""How long before the initial deadline worker threads are asked to step aside (seconds).
+
+From then until the caller has its answer the plan holds
+:data:`memrecall.engine.pacing.PACER`, so the loop's hops from the timer to
+``user_query``'s return do not queue behind a CPU-bound scan for the GIL.
+"""
 
 
 @attrs.frozen
@@ -163,6 +172,7 @@ class PlanActor:
         self._work: trio.Nursery | None = None
         self._step = step_function
         self._seq = 0
+        self._hold: pacing.Hold | None = None
 
     @property
     def plan(self) -> Plan:
@@ -209,6 +219,7 @@ class PlanActor:
                 self.initial.set(None)
                 for scope in self._work_scopes:
                     scope.cancel()
+                self._end_hold(soon=True)
 
     # -- the loop body ---------------------------------------------------------------
 
@@ -239,6 +250,7 @@ class PlanActor:
                         answer = block
                 case ReleaseInitialWait():
                     self.initial.set(self._initial_block)
+                    self._end_hold(soon=True)
                 case CancelWork():
                     for scope in self._work_scopes:
                         scope.cancel()
@@ -268,6 +280,29 @@ class PlanActor:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             self._send.send_nowait(_Envelope(event))
 
+    def _end_hold(self, *, soon: bool) -> None:
+        """Let workers go on: at once, or once the woken caller has run (two loop hops)."""
+        hold, self._hold = self._hold, None
+        if hold is None:
+            return
+        if not soon or self._work is None:
+            hold.release()
+            return
+
+        async def release_after_caller() -> None:
+            try:
+                # The caller of user_query() was woken by initial.set(); it runs in the
+                # next batch of tasks, so after two checkpoints it has its answer.
+                await trio.lowlevel.checkpoint()
+                await trio.lowlevel.checkpoint()
+            finally:
+                hold.release()
+
+        try:
+            self._work.start_soon(release_after_caller)
+        except RuntimeError:  # the nursery is closing: release now
+            hold.release()
+
     def _prepare(self) -> RecallCandidates:
         return prepare_recall(
             self._source,
@@ -276,10 +311,16 @@ class PlanActor:
             excluded_paths=self._excluded,
         )
 
+    def _prepare_in_worker(self) -> RecallCandidates:
+        with pacing.worker():
+            return self._prepare()
+
     async def _scan(self) -> None:
         try:
             if self._scan_in_thread:
-                candidates = await trio.to_thread.run_sync(self._prepare, abandon_on_cancel=True)
+                candidates = await trio.to_thread.run_sync(
+                    self._prepare_in_worker, abandon_on_cancel=True
+                )
             else:
                 await trio.sleep(self._scan_delay)
                 candidates = self._prepare()
@@ -298,7 +339,14 @@ class PlanActor:
         )
 
     async def _deadline(self, at: float) -> None:
-        await trio.sleep_until(at)
+        await trio.sleep_until(at - PAUSE_LEAD)
+        if not self.initial.is_set and self._hold is None:
+            self._hold = pacing.PACER.hold()
+        try:
+            await trio.sleep_until(at)
+        except BaseException:
+            self._end_hold(soon=False)  # cancelled: the plan no longer waits on this deadline
+            raise
         self._report(InitialDeadline())
 
     async def _select(self) -> None:

@@ -10,12 +10,20 @@ excluded from later recalls of the session until a reset.
 session actor and wait only for that event to be processed, except
 :meth:`Session.user_query`, which also waits (at most 100 ms) for the plan's
 initial delivery point.
+
+Every public call checks its arguments in the caller's task before anything
+reaches the actor (:mod:`.arguments`): a wrong type or value raises
+``TypeError`` / ``ValueError`` there and nothing else notices. Should the
+actor itself fail, only its session closes (the error is logged and handed
+to the callers as the cause of ``SessionClosedError``); the engine and the
+other sessions go on.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+import contextlib
+import logging
+from collections.abc import Iterable
 
 import attrs
 import trio
@@ -32,13 +40,25 @@ from memrecall.events.inputs import (
     UserQuery,
 )
 
+from .arguments import check_bool, check_id, check_text, check_tool_names
 from .plan import MemoryBlock, OneShot, PlanActor
 from .settings import EngineSettings
 
-__all__ = ["MAX_RECENT_TOOLS", "Session", "SessionClosedError", "SessionMisuseError"]
+__all__ = [
+    "MAX_RECENT_TOOLS",
+    "REQUEST_BUFFER",
+    "Session",
+    "SessionClosedError",
+    "SessionMisuseError",
+]
+
+log = logging.getLogger("memrecall.session")
 
 MAX_RECENT_TOOLS = 20
 """At most this many recently used tool names are passed to a recall."""
+
+REQUEST_BUFFER = 16
+"""Requests queued for one session actor; a caller beyond that waits for room (backpressure)."""
 
 
 class SessionMisuseError(RuntimeError):
@@ -47,6 +67,13 @@ class SessionMisuseError(RuntimeError):
 
 class SessionClosedError(RuntimeError):
     """The session (or its engine) was shut down."""
+
+
+def _innermost(exc: Exception) -> Exception:
+    """The one exception inside nested single-member groups (nurseries wrap errors)."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 @attrs.define(eq=False)
@@ -64,26 +91,45 @@ class Session:
     def __init__(self, session_id: str, settings: EngineSettings) -> None:
         self.session_id = session_id
         self._settings = settings
-        self._send, self._receive = trio.open_memory_channel[_Request](math.inf)
+        self._send, self._receive = trio.open_memory_channel[_Request](REQUEST_BUFFER)
         self._surfaced: set[str] = set()
         self._plan: PlanActor | None = None
         self._queries = 0
+        self._query_ids: set[str] = set()  # plan ids must be unique: "<session>/<query>"
         self._closed = False
+        self._failure: Exception | None = None
 
     # -- the runtime API ---------------------------------------------------------------
 
     async def user_query(
-        self, text: str, *, recent_tools: Sequence[str] = (), query_id: str | None = None
+        self, text: str, *, recent_tools: Iterable[str] = (), query_id: str | None = None
     ) -> MemoryBlock | None:
         """Start recall for a new user turn; return what to put before the first request.
 
         Returns within the bounded initial wait (at most 100 ms): the refined
         result if it settled in time, else the deterministic fast result if one
         was published, else ``None`` (send the request without memory).
+
+        ``text`` must be a ``str`` (``TypeError`` otherwise; ``ValueError`` if it
+        holds a lone surrogate), ``recent_tools`` an iterable of ``str`` (not a
+        single ``str``), ``query_id`` ``None`` or a non-empty printable ``str``
+        not used before in this session (``ValueError``).
         """
+        check_text("text", text)
+        names = check_tool_names("recent_tools", recent_tools)
+        check_id("query_id", query_id)
+        if query_id is not None and query_id in self._query_ids:
+            raise ValueError(f"query_id {query_id!r} was already used in this session")
+        if self._closed:
+            raise SessionClosedError(self._closed_message())
+        tools = tuple(t.strip() for t in names if t.strip())[-MAX_RECENT_TOOLS:]
         self._queries += 1
-        tools = tuple(t.strip() for t in recent_tools if t.strip())[-MAX_RECENT_TOOLS:]
-        event = UserQuery(query_id=query_id or f"q{self._queries}", text=text, recent_tools=tools)
+        if query_id is None:
+            query_id = f"q{self._queries}"
+            while query_id in self._query_ids:  # the caller took it: never reuse a plan id
+                query_id += "+"
+        self._query_ids.add(query_id)
+        event = UserQuery(query_id=query_id, text=text, recent_tools=tools)
         request = await self._request(event)
         assert request.initial is not None
         return await request.initial.wait()
@@ -96,7 +142,11 @@ class Session:
         return await self._forward(ToolResult())
 
     async def turn_end(self, *, tools_requested: bool) -> None:
-        """The model turn ended. Without tool requests the pending recall is discarded."""
+        """The model turn ended. Without tool requests the pending recall is discarded.
+
+        ``tools_requested`` must be a ``bool`` (``TypeError`` otherwise).
+        """
+        check_bool("tools_requested", tools_requested)
         await self._forward(TurnEnd(tools_requested=tools_requested))
 
     async def abort(self) -> None:
@@ -108,9 +158,16 @@ class Session:
         await self._forward(Reset())
 
     async def close(self) -> None:
-        """Shut the session down; the pending recall ends with ``shutdown``."""
+        """Shut the session down; the pending recall ends with ``shutdown``. Idempotent."""
         if not self._closed:
-            await self._forward(Shutdown())
+            # Closed meanwhile (another close(), or the engine shut down) is fine.
+            with contextlib.suppress(SessionClosedError):
+                await self._forward(Shutdown())
+
+    @property
+    def closed(self) -> bool:
+        """True once the session is shut down (every later call raises ``SessionClosedError``)."""
+        return self._closed
 
     @property
     def surfaced(self) -> frozenset[str]:
@@ -119,11 +176,21 @@ class Session:
 
     # -- plumbing ----------------------------------------------------------------------
 
+    def _closed_message(self) -> str:
+        if self._failure is not None:
+            return (
+                f"session {self.session_id} failed ({type(self._failure).__name__}) and is closed"
+            )
+        return f"session {self.session_id} is closed"
+
     async def _request(self, event: RuntimeEvent) -> _Request:
         if self._closed:
-            raise SessionClosedError(f"session {self.session_id} is closed")
+            raise SessionClosedError(self._closed_message())
         request = _Request(event)
-        self._send.send_nowait(request)
+        try:
+            await self._send.send(request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise SessionClosedError(self._closed_message()) from self._failure
         await request.done.wait()
         if request.error is not None:
             raise request.error
@@ -136,21 +203,37 @@ class Session:
     # -- the actor ---------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """The session actor: route requests until shutdown."""
-        async with trio.open_nursery() as plans:
-            task_status.started()
-            request: _Request | None = None
-            try:
-                async for request in self._receive:
-                    await self._route(request, plans)
-                    request.done.set()
-                    if isinstance(request.event, Shutdown):
-                        break
-            finally:
-                self._closed = True
-                if self._plan is not None and not self._plan.done:
-                    self._plan.send(Shutdown())
-                self._fail_pending(request)
+        """The session actor: route requests until shutdown.
+
+        It never raises an ``Exception``: if routing (or a plan actor) fails,
+        the session closes, the failure is logged and becomes the cause of the
+        ``SessionClosedError`` its callers get. Cancellation propagates.
+        """
+        request: _Request | None = None
+        try:
+            async with trio.open_nursery() as plans:
+                task_status.started()
+                try:
+                    async for request in self._receive:
+                        await self._route(request, plans)
+                        request.done.set()
+                        if isinstance(request.event, Shutdown):
+                            break
+                finally:
+                    self._closed = True
+                    if self._plan is not None and not self._plan.done:
+                        self._plan.send(Shutdown())
+        except Exception as exc:
+            self._failure = _innermost(exc)
+            log.exception(
+                "session %s failed (%s); it is closed, the engine goes on",
+                self.session_id,
+                type(self._failure).__name__,
+            )
+        finally:
+            self._closed = True
+            self._fail_pending(request)
+            self._plan = None  # a closed session keeps no plan (nor its candidates) alive
 
     def _fail_pending(self, current: _Request | None) -> None:
         """Wake every caller still waiting on a request: the session is gone."""
@@ -162,7 +245,9 @@ class Session:
                 break
         self._receive.close()
         for request in pending:
-            request.error = SessionClosedError(f"session {self.session_id} is closed")
+            error = SessionClosedError(self._closed_message())
+            error.__cause__ = self._failure
+            request.error = error
             request.done.set()
 
     async def _route(self, request: _Request, plans: trio.Nursery) -> None:

@@ -11,6 +11,11 @@ Given the pool (scanned documents minus the session's surfaced ones):
 The manifest is one line per candidate, packed (not prefixed) into 25,000
 UTF-8 bytes: a line that does not fit is skipped and later, shorter lines
 still count. Only documents whose line made it in can be selected.
+Descriptions are shown on one line (control characters and line breaks
+escaped, :func:`~memrecall.engine.render.escape_controls`) and cut at 512
+UTF-16 units. A document whose path holds such characters has no line: the
+selector must copy paths exactly, and an escaped path would not match (it can
+still be delivered by the fallback and fast results).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import attrs
 from memrecall.events.documents import MemoryDocument
 
 from .noise import active_tool_filter
-from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS
+from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS, escape_controls
 from .text import utf16_prefix
 
 __all__ = [
@@ -122,11 +127,15 @@ def iso_mtime(mtime: float) -> str:
 def manifest_line(document: MemoryDocument) -> str:
     """``- [type] /abs/path (ISO mtime): description`` (description cut to 512 units).
 
-    A line depends only on the document, so it is computed once per document.
+    Always one line: control characters and line breaks in the path and the
+    description are escaped. A line depends only on the document, so it is
+    computed once per document.
     """
-    line = f"- [{document.type.value}] {document.path} ({iso_mtime(document.mtime)})"
+    path = escape_controls(document.path)
+    line = f"- [{document.type.value}] {path} ({iso_mtime(document.mtime)})"
     if document.description:
-        line += ": " + utf16_prefix(document.description, MAX_MANIFEST_DESCRIPTION)
+        description = escape_controls(document.description)
+        line += ": " + utf16_prefix(description, MAX_MANIFEST_DESCRIPTION)
     return line
 
 
@@ -151,6 +160,8 @@ def build_manifest(
     included: list[MemoryDocument] = []
     total = 0
     for document in candidates:
+        if not document.path.isprintable() and escape_controls(document.path) != document.path:
+            continue  # the selector could not copy this path back exactly
         line = manifest_line(document)
         cost = len(line.encode("utf-8")) + (1 if lines else 0)
         if total + cost > budget:

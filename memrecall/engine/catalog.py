@@ -14,14 +14,17 @@ root; a recall starts by draining the queued events and re-listing or
 re-reading exactly what they name. A watch is always added *before* the
 directory is listed, so no change can fall between the two. Where events may
 have been lost (queue overflow, a watch dropped by the kernel) or cannot be
-trusted (no inotify, a network or FUSE file system, a symlink anywhere in a
-root, a watch refused), the affected root is re-validated instead: listed again
-and every file ``stat``-ed, a file being re-read when its ``(device, inode,
-size, mtime_ns, ctime_ns)`` differs from the cached one, or when it was changed
-within two seconds of the time it was read (a same-size edit in the same
-timestamp tick cannot then go unseen). Files with several hard links are
-re-validated that way on every recall, since a change through another link
-raises no event in the tree.
+trusted (no inotify, a network or FUSE file system, a symlinked root or a
+followed symlink anywhere in it, a watch refused), the affected root is
+re-validated instead: listed again and every file ``stat``-ed, a file being
+re-read when its ``(device, inode, size, mtime_ns, ctime_ns)`` differs from the
+cached one, or when it was changed within two seconds of the time it was read
+(a same-size edit in the same timestamp tick cannot then go unseen). Files with
+several hard links are re-validated that way on every recall, since a change
+through another link raises no event in the tree. Symlinks that are not
+followed (the scanner's rule) leave the root watched: a directory holding one
+is listed again only when a link now resolves differently, which every refresh
+checks. A directory claimed by an earlier root is left to it, as in the scan.
 
 Persistence (:mod:`memrecall.engine.catalog_store`): ``cache_path`` names a
 file outside the memory roots. It is loaded lazily by the first snapshot,
@@ -66,18 +69,27 @@ from .catalog_store import (
     StoredDiagnostic,
     StoredListing,
     StoredPostings,
+    check_cache_target,
     load_catalog,
+    remove_stale_temporaries,
     save_catalog,
 )
 from .scanner import (
     INDEX_FILENAME,
     Diagnostic,
     DiagnosticKind,
+    EntryClass,
     MemoryTree,
     Root,
     TopicFile,
     _listing_error,
+    classify_entry,
+    link_fingerprint,
+    loop_diagnostic,
+    overlap_diagnostic,
     read_topic_file,
+    real_roots,
+    root_check,
 )
 from .scorer import DocumentFields
 from .source import Snapshot
@@ -170,13 +182,20 @@ class _Listing:
     error: Diagnostic | None
     signature: tuple[int, int, int, int] | None  # dev, ino, mtime_ns, ctime_ns before listing
     listed_ns: int
-    has_symlink: bool
+    has_symlink: bool  # a followed symlink (follow_links): the root is re-validated by stat
     wd: int | None = None
+    links: tuple[tuple[str, tuple[str, int]], ...] = ()
+    """Symlinks not followed: (name, :func:`link_fingerprint`) taken before classifying.
+    Checked on every refresh, since a change at a link's target raises no event here."""
+    roots: tuple[str, ...] = ()
+    """The resolved roots the links were classified against."""
     leaf: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Only topic files: their order never shows in a scan, so a listing can be patched.
-        self.leaf = self.error is None and all(item.kind == TOPIC for item in self.items)
+        self.leaf = (
+            self.error is None and not self.links and all(item.kind == TOPIC for item in self.items)
+        )
 
 
 def _trusted(entry: CachedFile, info: os.stat_result) -> bool:
@@ -198,6 +217,8 @@ class _RootState:
     resync: bool = True
     force_validate: bool = False
     chain: list[int] = attrs.field(factory=list)
+    keys: set[tuple[int, int]] = attrs.field(factory=set)
+    """``(device, inode)`` of every directory this root scanned (and so claimed)."""
 
 
 @attrs.define
@@ -216,7 +237,9 @@ class CatalogStats:
     load_problem: str | None = None
 
 
-def _list_directory(directory: str, now_ns: int) -> _Listing:
+def _list_directory(
+    directory: str, now_ns: int, *, follow_links: bool, roots: tuple[str, ...]
+) -> _Listing:
     """The scanner's listing loop for one directory, recorded instead of acted on."""
     try:
         info = os.stat(directory)
@@ -235,56 +258,39 @@ def _list_directory(directory: str, now_ns: int) -> _Listing:
         return _Listing(directory, (), _listing_error(directory, exc), None, now_ns, False)
     items: list[_Item] = []
     has_symlink = False
+    links: list[tuple[str, tuple[str, int]]] = []
     for entry in listing:
         try:
-            is_dir = entry.is_dir()
-            is_file = not is_dir and entry.is_file()
-        except OSError as exc:
-            problem = _listing_error(entry.path, exc)
-            items.append(_Item(PROBLEM, entry.name, entry.path, None, _stored_diagnostic(problem)))
-            continue
-        if is_dir:
-            has_symlink = has_symlink or entry.is_symlink()
-            try:
-                dir_info = entry.stat()
-            except OSError as exc:
-                items.append(
-                    _Item(
-                        PROBLEM,
-                        entry.name,
-                        entry.path,
-                        None,
-                        _stored_diagnostic(_listing_error(entry.path, exc)),
-                    )
-                )
-                continue
-            items.append(_Item(DIR, entry.name, entry.path, (dir_info.st_dev, dir_info.st_ino)))
-        elif entry.name.endswith(".md") and entry.name != INDEX_FILENAME:
-            if is_file:
-                has_symlink = has_symlink or entry.is_symlink()
-                items.append(_Item(TOPIC, entry.name, entry.path))
-            elif entry.is_symlink():
+            is_link = entry.is_symlink()
+        except OSError:
+            is_link = False
+        if is_link:
+            if follow_links:
                 has_symlink = True
-                problem = Diagnostic(
-                    entry.path, DiagnosticKind.BROKEN_LINK, "symlink target missing"
-                )
-                items.append(
-                    _Item(PROBLEM, entry.name, entry.path, None, _stored_diagnostic(problem))
-                )
-    return _Listing(directory, tuple(items), None, signature, now_ns, has_symlink)
+            else:
+                links.append((entry.name, link_fingerprint(entry.path)))
+        kind, key, problem = classify_entry(entry, follow_links=follow_links, roots=roots)
+        if kind is EntryClass.DIR:
+            items.append(_Item(DIR, entry.name, entry.path, key))
+        elif kind is EntryClass.TOPIC:
+            items.append(_Item(TOPIC, entry.name, entry.path))
+        elif problem is not None:
+            items.append(_Item(PROBLEM, entry.name, entry.path, None, _stored_diagnostic(problem)))
+    return _Listing(
+        directory,
+        tuple(items),
+        None,
+        signature,
+        now_ns,
+        has_symlink,
+        links=tuple(links),
+        roots=roots if links else (),
+    )
 
 
 def _root_info(root: Root) -> tuple[int, int] | Diagnostic:
     """The scanner's check of a root: its (device, inode), or the diagnostic."""
-    try:
-        info = os.stat(root.path)
-    except FileNotFoundError:
-        return Diagnostic(root.path, DiagnosticKind.MISSING_ROOT, f"{root.scope} root not found")
-    except OSError as exc:
-        return _listing_error(root.path, exc)
-    if not stat.S_ISDIR(info.st_mode):
-        return Diagnostic(root.path, DiagnosticKind.NOT_A_DIRECTORY, f"{root.scope} root")
-    return (info.st_dev, info.st_ino)
+    return root_check(root)
 
 
 def _ancestors(path: str) -> list[tuple[str, str]]:
@@ -390,12 +396,20 @@ class CatalogSource:
                         root.path,
                     )
                     return None
+        try:
+            check_cache_target(path)
+        except OSError as exc:
+            self.stats.load_problem = "not a regular file"
+            log.warning("catalog: %s; running without a cache file", exc.strerror)
+            return None
         return path
 
     def _reset(self) -> None:
         """Forget everything known about the tree (a cold start)."""
         self._state = [_RootState() for _ in self._roots]
         self._listings: dict[str, _Listing] = {}
+        self._link_dirs: set[str] = set()
+        self._real_roots: tuple[str, ...] | None = None
         self._stale: set[str] = set()
         self._revalidate_dirs: set[str] = set()
         self._wd_dirs: dict[int, set[str]] = {}
@@ -422,8 +436,11 @@ class CatalogSource:
         """Adopt the catalog file if it verifies; False (and a log line) if not."""
         assert self._cache_path is not None
         began = time.perf_counter()
+        removed = remove_stale_temporaries(os.path.dirname(self._cache_path))
+        if removed:
+            log.info("catalog: removed %d temporary file(s) of interrupted writes", len(removed))
         roots = [(root.scope.value, root.path) for root in self._roots]
-        result = load_catalog(self._cache_path, roots)
+        result = load_catalog(self._cache_path, roots, follow_links=self.tree.follow_links)
         if isinstance(result, LoadFailure):
             if result.reason != "missing":
                 self.stats.load_problem = result.reason
@@ -523,11 +540,13 @@ class CatalogSource:
             if listing.error is None
             and listing.signature is not None
             and not listing.has_symlink
+            and not listing.links
             and listing.path not in self._stale
         ]
         self._flush_index()
         return StoredCatalog(
             roots=[(root.scope.value, root.path) for root in self._roots],
+            follow_links=self.tree.follow_links,
             entries=entries,
             listings=listings,
             postings=[
@@ -574,6 +593,8 @@ class CatalogSource:
             self._begin_resync(index)
         self._stale.update(d for d in dirty_dirs if d in self._listings)
         self._stale.update(p for p in dirty_paths if p in self._listings)
+        self._real_roots = None
+        self._recheck_links()
         patched: dict[str, tuple[set[str], set[str]]] = {}
         for directory, names in touched.items():
             if directory in self._listings and directory not in self._stale:
@@ -590,16 +611,21 @@ class CatalogSource:
         }
         changed = False
         walked = False
+        claims_moved = False
         for index in range(len(self._roots)):
             state = self._state[index]
             if (
-                state.force_validate
+                claims_moved
+                or state.force_validate
                 or state.files is None
                 or state.info is None
                 or not state.reached.isdisjoint(self._stale)
             ):
                 walked = True
+                before = state.keys
                 changed |= self._walk_root(index, reread)
+                # Later roots skip what earlier ones claimed: if the claims moved, they walk too.
+                claims_moved |= state.keys != before
             else:
                 changed |= self._recheck_root(index, reread, patched)
         if walked:
@@ -607,6 +633,25 @@ class CatalogSource:
         if changed:
             self._changed_since_save = True
         return changed
+
+    def _roots_now(self) -> tuple[str, ...]:
+        """The resolved roots, computed at most once per refresh."""
+        if self._real_roots is None:
+            self._real_roots = real_roots(self.tree)
+        return self._real_roots
+
+    def _recheck_links(self) -> None:
+        """Mark for listing again every directory whose unfollowed symlinks now resolve
+        differently (or whose roots moved): such a change raises no event in the directory."""
+        for directory in self._link_dirs:
+            listing = self._listings.get(directory)
+            if listing is None or directory in self._stale:
+                continue
+            if listing.roots != self._roots_now() or any(
+                link_fingerprint(os.path.join(directory, name)) != fingerprint
+                for name, fingerprint in listing.links
+            ):
+                self._stale.add(directory)
 
     def _patch(self, directory: str, names: set[str]) -> tuple[set[str], set[str]] | None:
         """Update a leaf listing for entries events named: (removed, added) topic paths.
@@ -815,13 +860,22 @@ class CatalogSource:
         problems: list[Diagnostic] = []
         state.reached = set()
         state.prefixes = {}
+        state.keys = set()
         if state.info is None:
             state.info = _root_info(root)
         if isinstance(state.info, Diagnostic):
             problems.append(state.info)
             return [], problems
+        claimed: dict[tuple[int, int], int] = {}
+        for earlier in range(index - 1, -1, -1):
+            claimed.update(dict.fromkeys(self._state[earlier].keys, earlier))
+        owner = claimed.get(state.info)
+        if owner is not None:
+            problems.append(overlap_diagnostic(root.path, self._roots[owner]))
+            return [], problems
         found: list[TopicFile] = []
-        visited = {state.info}
+        visited = state.keys
+        visited.add(state.info)
         pending = [(root.path, "")]
         while pending:
             directory, prefix = pending.pop()
@@ -835,13 +889,11 @@ class CatalogSource:
                 if item.kind == DIR:
                     assert item.key is not None
                     if item.key in visited:
-                        problems.append(
-                            Diagnostic(
-                                item.path,
-                                DiagnosticKind.SYMLINK_LOOP,
-                                "directory already scanned through another path",
-                            )
-                        )
+                        problems.append(loop_diagnostic(item.path))
+                        continue
+                    owner = claimed.get(item.key)
+                    if owner is not None:
+                        problems.append(overlap_diagnostic(item.path, self._roots[owner]))
                         continue
                     visited.add(item.key)
                     pending.append((item.path, prefix + item.name + "/"))
@@ -873,6 +925,7 @@ class CatalogSource:
             and cached.signature is not None
             and cached.error is None
             and not cached.has_symlink
+            and not cached.links
         ):
             try:
                 info = os.stat(directory)
@@ -887,7 +940,9 @@ class CatalogSource:
                 listing = cached
         if listing is None:
             self.stats.listings += 1
-            listing = _list_directory(directory, now)
+            listing = _list_directory(
+                directory, now, follow_links=self.tree.follow_links, roots=self._roots_now()
+            )
         continuous = cached is not None and wd is not None and cached.wd == wd
         if not continuous:
             self._revalidate_dirs.add(directory)
@@ -900,6 +955,10 @@ class CatalogSource:
         if wd is not None:
             self._wd_dirs.setdefault(wd, set()).add(directory)
         self._listings[directory] = listing
+        if listing.links:
+            self._link_dirs.add(directory)
+        else:
+            self._link_dirs.discard(directory)
         self._stale.discard(directory)
         return listing
 
@@ -918,6 +977,7 @@ class CatalogSource:
             reached |= state.reached
         for directory in [d for d in self._listings if d not in reached]:
             listing = self._listings.pop(directory)
+            self._link_dirs.discard(directory)
             self._stale.discard(directory)
             if listing.wd is not None:
                 self._unwatch_dir(directory, listing.wd)

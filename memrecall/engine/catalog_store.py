@@ -11,22 +11,34 @@ The payload also carries a fingerprint of the code that produced it (the
 package version and the source of every module that parses, normalises or
 indexes), so a cache written by another version of the parser is rejected
 rather than trusted. Files are written to a temporary name beside the target
-and renamed into place, so a crash never leaves a half-written cache behind.
+and renamed into place, so a crash never leaves a half-written cache behind;
+a temporary left by a killed process is removed by the next start
+(:func:`remove_stale_temporaries`, once it is :data:`STALE_TEMPORARY_S` old, so
+a concurrent writer's file is left alone).
+
+A cache path that holds anything but a regular file (a FIFO, a device, a
+directory) is never opened for reading and never replaced
+(:func:`read_cache_file`, :class:`NotARegularFile`): the caller reports it and
+runs without the cache. Reading opens non-blocking, so even a FIFO that
+appears between the check and the open cannot hang the engine.
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import errno
 import functools
 import hashlib
 import os
+import stat
 import struct
 import sys
 import tempfile
 import time
 import zlib
 from array import array
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -40,20 +52,25 @@ __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
     "PRUNE_AFTER_S",
+    "STALE_TEMPORARY_S",
     "CacheLocation",
     "CachedFile",
     "FieldTexts",
     "ListedEntry",
     "LoadFailure",
+    "NotARegularFile",
     "StoredCatalog",
     "StoredDiagnostic",
     "StoredListing",
     "StoredPostings",
+    "check_cache_target",
     "code_fingerprint",
     "default_cache_dir",
     "default_cache_path",
     "load_catalog",
     "prune_cache_dir",
+    "read_cache_file",
+    "remove_stale_temporaries",
     "save_catalog",
 ]
 
@@ -138,6 +155,7 @@ class StoredCatalog(msgspec.Struct):
     listings: list[StoredListing]
     postings: list[StoredPostings]
     fingerprint: str = ""
+    follow_links: bool = False
 
 
 class CacheLocation(enum.Enum):
@@ -149,8 +167,9 @@ class CacheLocation(enum.Enum):
 
 @attrs.frozen
 class LoadFailure:
-    """Why a catalog file was not used: ``missing``, ``not a catalog file``, ``foreign
-    version``, ``truncated``, ``corrupt``, ``other code`` or ``other tree``."""
+    """Why a catalog file was not used: ``missing``, ``unreadable``, ``not a regular
+    file``, ``not a catalog file``, ``foreign version``, ``truncated``, ``corrupt``,
+    ``other code`` or ``other tree``."""
 
     reason: str
     detail: str = ""
@@ -189,28 +208,106 @@ def default_cache_path(roots: list[tuple[str, str]]) -> str:
 PRUNE_AFTER_S: Final = 30 * 24 * 3600
 """Default-directory catalog files untouched this long belong to trees that are gone or idle."""
 
+STALE_TEMPORARY_S: Final = 3600
+"""A temporary cache file untouched this long was left by a killed writer (a write takes
+seconds); younger ones may belong to another process writing right now."""
 
-def prune_cache_dir(directory: str, *, now: float | None = None) -> list[str]:
-    """Remove stale catalog files (and day-old temporaries) from ``directory``; returns them."""
-    now = time.time() if now is None else now
+_TEMPORARY_PREFIXES = (".catalog-", ".features-")
+
+
+def _is_temporary(name: str) -> bool:
+    # ``.catalog-*.tmp`` and ``.features-*.tmp``, and ``.features-XXXXXXXX`` from older versions.
+    return name.startswith(_TEMPORARY_PREFIXES) and (
+        name.endswith(".tmp") or (name.startswith(".features-") and len(name) == 18)
+    )
+
+
+def _remove_old(
+    directory: str, rules: Sequence[tuple[Callable[[str], bool], float]], now: float
+) -> list[str]:
     removed: list[str] = []
     try:
         names = os.listdir(directory)
     except OSError:
         return removed
     for name in names:
-        if name.startswith("catalog-") and name.endswith(".bin"):
-            limit = PRUNE_AFTER_S
-        elif name.startswith(".catalog-") and name.endswith(".tmp"):
-            limit = 24 * 3600
-        else:
+        limit = next((limit for matches, limit in rules if matches(name)), None)
+        if limit is None:
             continue
         path = os.path.join(directory, name)
         with contextlib.suppress(OSError):
-            if now - os.stat(path).st_mtime > limit:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > limit:
                 os.unlink(path)
                 removed.append(path)
     return removed
+
+
+def remove_stale_temporaries(directory: str, *, now: float | None = None) -> list[str]:
+    """Remove temporaries of interrupted cache writes older than :data:`STALE_TEMPORARY_S`
+    from ``directory``; returns their paths. Only our own name patterns, only regular files."""
+    now = time.time() if now is None else now
+    return _remove_old(directory, [(_is_temporary, STALE_TEMPORARY_S)], now)
+
+
+def _is_cache_file(name: str) -> bool:
+    return name.startswith("catalog-") and name.endswith((".bin", ".bin.features"))
+
+
+def prune_cache_dir(directory: str, *, now: float | None = None) -> list[str]:
+    """Remove stale catalog and feature files, and stale temporaries, from ``directory``;
+    returns them."""
+    now = time.time() if now is None else now
+    rules = [(_is_cache_file, float(PRUNE_AFTER_S)), (_is_temporary, float(STALE_TEMPORARY_S))]
+    return _remove_old(directory, rules, now)
+
+
+class NotARegularFile(OSError):
+    """The cache path holds something other than a regular file (a FIFO, device, directory)."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_cache_target(path: str) -> None:
+    """Raise :class:`NotARegularFile` if ``path`` exists and is not a regular file
+    (a symlink to one is fine). Never opens it, so it never blocks."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno in (errno.ENOTDIR, errno.ENOENT):
+            return
+        raise
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
+
+
+def read_cache_file(path: str) -> bytes:
+    """The bytes of the regular file at ``path``; never blocks on a FIFO or device.
+
+    Raises :class:`NotARegularFile` for anything else, ``FileNotFoundError`` when absent.
+    """
+    check_cache_target(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # swapped in after the check
+            raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 _encoder = msgspec.msgpack.Encoder()
@@ -224,6 +321,7 @@ def save_catalog(path: str, catalog: StoredCatalog) -> None:
     digest = zlib.crc32(payload)
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, mode=0o700, exist_ok=True)
+    check_cache_target(path)
     handle, temporary = tempfile.mkstemp(prefix=".catalog-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -239,13 +337,16 @@ def save_catalog(path: str, catalog: StoredCatalog) -> None:
         prune_cache_dir(directory)
 
 
-def load_catalog(path: str, roots: list[tuple[str, str]]) -> StoredCatalog | LoadFailure:
+def load_catalog(
+    path: str, roots: list[tuple[str, str]], *, follow_links: bool = False
+) -> StoredCatalog | LoadFailure:
     """Read and verify a catalog file written for ``roots``; see :class:`LoadFailure`."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_cache_file(path)
     except FileNotFoundError:
         return LoadFailure("missing")
+    except NotARegularFile as exc:
+        return LoadFailure("not a regular file", exc.strerror or "")
     except OSError as exc:
         return LoadFailure("unreadable", exc.strerror or type(exc).__name__)
     if not data.startswith(MAGIC):
@@ -269,4 +370,6 @@ def load_catalog(path: str, roots: list[tuple[str, str]]) -> StoredCatalog | Loa
         return LoadFailure("other code", "written by another version of memrecall")
     if [tuple(r) for r in catalog.roots] != [tuple(r) for r in roots]:
         return LoadFailure("other tree", "written for other memory roots")
+    if catalog.follow_links != follow_links:
+        return LoadFailure("other tree", "written with another symlink policy")
     return catalog

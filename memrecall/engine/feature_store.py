@@ -13,10 +13,17 @@ checksum is reported (a log line) and ignored: the features are recomputed,
 never trusted. Entries are content-addressed, so a stale entry can only go
 unused, never answer for a changed document. The user's memory files are
 never written; the store lives next to the catalog's cache file.
+
+A path holding anything but a regular file (a FIFO, a device, a directory) is
+reported and the store runs in memory only: it is never opened (so it cannot
+block) and never replaced. A write goes to a temporary file that is removed
+if the write fails; one left by a killed process is removed by the next load
+(:func:`~memrecall.engine.catalog_store.remove_stale_temporaries`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -30,6 +37,12 @@ import msgspec
 from memrecall import __version__
 from memrecall.events.documents import MemoryDocument
 
+from .catalog_store import (
+    NotARegularFile,
+    check_cache_target,
+    read_cache_file,
+    remove_stale_temporaries,
+)
 from .ranking import DocumentFeatures
 
 __all__ = ["FeatureStore", "analysis_version", "feature_key"]
@@ -133,14 +146,23 @@ class FeatureStore:
         data = msgspec.msgpack.encode(
             _File(_FORMAT, analysis_version(), _checksum(payload), payload)
         )
+        temporary: str | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".features-")
+            check_cache_target(str(self.path))
+            handle, temporary = tempfile.mkstemp(
+                dir=self.path.parent, prefix=".features-", suffix=".tmp"
+            )
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
             os.replace(temporary, self.path)
-        except OSError as exc:
-            log.warning("features: could not write %s: %s", self.path, exc)
+        except BaseException as exc:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+            if not isinstance(exc, OSError):
+                raise
+            log.warning("features: could not write the store: %s", exc.strerror or exc)
             return False
         self._dirty = False
         return True
@@ -148,9 +170,14 @@ class FeatureStore:
     def _load(self) -> None:
         self._loaded = True
         assert self.path is not None
+        remove_stale_temporaries(str(self.path.parent))
         try:
-            data = self.path.read_bytes()
+            data = read_cache_file(str(self.path))
         except FileNotFoundError:
+            return
+        except NotARegularFile as exc:
+            log.warning("features: %s; running without a features file", exc.strerror)
+            self.path = None
             return
         except OSError as exc:
             log.warning("features: cannot read %s: %s; analysing afresh", self.path, exc)

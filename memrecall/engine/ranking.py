@@ -44,12 +44,15 @@ from memrecall.events.documents import MemoryDocument
 
 from .analysis import query_terms, term_counts
 from .judgement import Judgement, Thresholds, default_thresholds
+from .pacing import checkpoint
 from .render import MAX_FAST_DOCS
 from .scorer import MAX_BODY_CHARS
 from .text import body_text, normalize, utf16_prefix
 
 __all__ = [
     "FIELDS",
+    "MAX_ANALYSED_CHARS",
+    "MAX_ANALYSED_HEADING_CHARS",
     "DocumentFeatures",
     "FieldedIndex",
     "Match",
@@ -59,6 +62,25 @@ __all__ = [
 
 FIELDS = ("title", "description", "body", "tail")
 """Scored fields: ``body`` is the rendered window, ``tail`` the rest of the body."""
+
+MAX_ANALYSED_CHARS = 20_000
+"""How much of a body is analysed (window and tail together, in characters).
+
+A memory is a note, not an archive: 1,200 characters are rendered and the
+reference scorer searches only those. Past this bound a pasted log or dump
+would only cost time (a 0.9 MB body took 330 ms to analyse, more than the
+whole initial wait) and dilute its own length normalisation. The rest of such
+a body is not searched.
+"""
+
+MAX_ANALYSED_HEADING_CHARS = 2_000
+"""How much of a title, and of a description, is analysed (characters)."""
+
+_MERGED_CACHE = 250_000
+"""At most this many merged postings (of terms with variants) are kept per pool."""
+
+_CHUNK = 512
+"""Documents (or postings) handled between two pacing checkpoints."""
 
 _INFLECTIONS = frozenset({"ing", "ings", "ies", "ied", "ers", "ion", "ions"})
 """Longer endings accepted besides any ending of at most two characters."""
@@ -108,11 +130,21 @@ class DocumentFeatures:
 
     @classmethod
     def of(cls, document: MemoryDocument) -> DocumentFeatures:
-        """Analyse a document's fields (body split at the rendered window)."""
-        body = body_text(document.body)
+        """Analyse a document's fields (body split at the rendered window, cut at
+        :data:`MAX_ANALYSED_CHARS`)."""
+        checkpoint()
+        body = body_text(document.body)[:MAX_ANALYSED_CHARS]
         window = utf16_prefix(body, MAX_BODY_CHARS)
-        fields = (document.title, document.description, window, body[len(window) :])
-        counts = [term_counts(text) for text in fields]
+        fields = (
+            document.title[:MAX_ANALYSED_HEADING_CHARS],
+            document.description[:MAX_ANALYSED_HEADING_CHARS],
+            window,
+            body[len(window) :],
+        )
+        counts = []
+        for text in fields:
+            counts.append(term_counts(text))
+            checkpoint()
         lengths = [sum(c.values()) for c in counts]
         return cls(
             counts=(counts[0], counts[1], counts[2], counts[3]),
@@ -202,6 +234,8 @@ class FieldedIndex:
         # tf of each term per document, weighted and length-normalised per field (BM25F)
         merged: dict[str, dict[int, float]] = {}
         for doc, feature in enumerate(self.features):
+            if doc % _CHUNK == 0:
+                checkpoint()
             for i, counts in enumerate(feature.counts):
                 if not counts:
                     continue
@@ -216,7 +250,9 @@ class FieldedIndex:
         self._idf: dict[str, float] = {}
         self._postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         k1 = p.k1
-        for term, row in merged.items():
+        for n, (term, row) in enumerate(merged.items()):
+            if n % (_CHUNK * 8) == 0:
+                checkpoint()
             idf = math.log(1.0 + (count - len(row) + 0.5) / (len(row) + 0.5))
             self._idf[term] = idf
             self._postings[term] = (
@@ -225,6 +261,8 @@ class FieldedIndex:
             )
         self._vocabulary = sorted(merged)
         self._variants: dict[str, list[tuple[str, float]]] = {}
+        self._merged: dict[str, tuple[Sequence[int], Sequence[float]]] = {}
+        self._merged_size = 0
         # versions of one memory (same title and description): newest is current
         groups: dict[str, list[int]] = {}
         for doc, feature in enumerate(self.features):
@@ -299,32 +337,52 @@ class FieldedIndex:
             self._variants[term] = keys
         return keys
 
-    def _score(self, query: str) -> tuple[dict[int, float], float]:
-        """Every matching document's score, and the query's own weight (for coverage)."""
-        scores: dict[int, float] = {}
-        mass = 0.0
-        idf_max = self._idf_max
-        postings = self._postings
-        for qt in query_terms(query):
-            mass += qt.weight * self._idf.get(qt.term, idf_max)
-            keys = self._keys(qt.term, qt.kind)
-            if not keys:
-                continue
-            weight = qt.weight
-            if len(keys) == 1 and keys[0][1] == 1.0:
-                docs, values = postings[keys[0][0]]
-                for doc, value in zip(docs, values, strict=True):
-                    scores[doc] = scores.get(doc, 0.0) + weight * value
-                continue
+    def _credited(self, term: str, kind: str) -> tuple[Sequence[int], Sequence[float]]:
+        """A query term's postings over the vocabulary: each document with its best credited value.
+
+        The term's variants are found in the vocabulary (:meth:`_keys`), and their
+        postings merged, once per pool and term; a query then walks one posting
+        list per term, whatever the number of variants.
+        """
+        cached = self._merged.get(term)
+        if cached is not None:
+            return cached
+        keys = self._keys(term, kind)
+        merged: tuple[Sequence[int], Sequence[float]]
+        if not keys:
+            merged = ((), ())
+        elif len(keys) == 1 and keys[0][1] == 1.0:
+            merged = self._postings[keys[0][0]]
+        else:
             best: dict[int, float] = {}
             for key, credit in keys:
-                docs, values = postings[key]
+                docs, values = self._postings[key]
                 for doc, value in zip(docs, values, strict=True):
                     credited = value * credit
                     if credited > best.get(doc, 0.0):
                         best[doc] = credited
-            for doc, value in best.items():
-                scores[doc] = scores.get(doc, 0.0) + weight * value
+                checkpoint()
+            merged = (tuple(best), tuple(best.values()))
+            if self._merged_size + len(best) > _MERGED_CACHE:
+                return merged
+            self._merged_size += len(best)
+        if len(self._merged) < 50_000:
+            self._merged[term] = merged
+        return merged
+
+    def _score(self, query: str) -> tuple[dict[int, float], float]:
+        """Every matching document's score, and the query's own weight (for coverage)."""
+        scores: dict[int, float] = {}
+        get = scores.get
+        mass = 0.0
+        idf_max = self._idf_max
+        for qt in query_terms(query):
+            mass += qt.weight * self._idf.get(qt.term, idf_max)
+            docs, values = self._credited(qt.term, qt.kind)
+            weight = qt.weight
+            for doc, value in zip(docs, values, strict=True):
+                scores[doc] = get(doc, 0.0) + weight * value
+            checkpoint()
         return scores, min(mass, self.params.saturation * idf_max)
 
     def _floor(self, mass: float) -> float:

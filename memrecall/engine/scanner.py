@@ -8,6 +8,18 @@ the scan goes on. Files are opened read-only; nothing on disk is modified.
 Order of the result: project documents by mtime descending, then user
 documents by mtime descending; ties by relative path, then by root order.
 There is no document cap.
+
+Each file is read and delivered once, however the roots overlap: directories
+are identified by ``(device, inode)`` across all roots, and a directory already
+scanned under an earlier root (the same directory, a root inside another, or
+one reached through a symlinked root) is reported once as an
+``overlapping_root`` diagnostic and not scanned again. Roots are taken in
+order, project first, so a memory in both scopes is a project memory.
+
+Symbolic links inside a root are not followed when their target is inside a
+root: the target is scanned under its own path, so it is recalled once. A link
+whose target lies outside every root is reported (``link_outside_roots``) and
+not followed, unless the tree opts in with ``MemoryTree(follow_links=True)``.
 """
 
 from __future__ import annotations
@@ -28,12 +40,19 @@ __all__ = [
     "MAX_FILE_BYTES",
     "Diagnostic",
     "DiagnosticKind",
+    "EntryClass",
     "MemoryTree",
     "Root",
     "ScanResult",
     "TopicFile",
+    "classify_entry",
+    "link_fingerprint",
     "list_topic_files",
+    "loop_diagnostic",
+    "overlap_diagnostic",
     "read_topic_file",
+    "real_roots",
+    "root_check",
     "scan_tree",
 ]
 
@@ -58,6 +77,8 @@ class DiagnosticKind(enum.StrEnum):
     SYMLINK_LOOP = "symlink_loop"
     MISSING_ROOT = "missing_root"
     NOT_A_DIRECTORY = "not_a_directory"
+    LINK_OUTSIDE_ROOTS = "link_outside_roots"
+    OVERLAPPING_ROOT = "overlapping_root"
 
 
 @attrs.frozen
@@ -84,19 +105,37 @@ class Root:
 
 @attrs.frozen
 class MemoryTree:
-    """An ordered list of scope roots: project roots first, then user roots."""
+    """An ordered list of scope roots: project roots first, then user roots.
+
+    ``follow_links``: follow symbolic links whose target lies outside every
+    root (off by default: such a link is reported and skipped, so a link to
+    ``/usr`` cannot pull a system directory into recall). Links whose target
+    is inside a root are never followed either way; the target is scanned
+    under its own path. Following links costs the catalog its incremental
+    path: a root with a followed link is re-validated on every recall.
+    """
 
     roots: tuple[Root, ...]
+    follow_links: bool = False
 
     @classmethod
-    def of(cls, *, project: str | None = None, user: str | None = None) -> MemoryTree:
-        """The usual tree: an optional project root and an optional user root."""
+    def of(
+        cls, *, project: str | None = None, user: str | None = None, follow_links: bool = False
+    ) -> MemoryTree:
+        """The usual tree: an optional project root and an optional user root.
+
+        An empty string is refused (``ValueError``): ``abspath("")`` would make
+        the current directory a memory root. Pass ``"."`` to mean it.
+        """
+        for name, value in (("project", project), ("user", user)):
+            if value == "":
+                raise ValueError(f"{name} root must not be empty (use '.' for this directory)")
         roots = []
         if project is not None:
             roots.append(Root(Scope.PROJECT, os.path.abspath(project)))
         if user is not None:
             roots.append(Root(Scope.USER, os.path.abspath(user)))
-        return cls(tuple(roots))
+        return cls(tuple(roots), follow_links=follow_links)
 
 
 @attrs.frozen
@@ -132,28 +171,129 @@ def _listing_error(path: str, exc: OSError) -> Diagnostic:
     return Diagnostic(path, DiagnosticKind.UNREADABLE, exc.strerror or type(exc).__name__)
 
 
+class EntryClass(enum.IntEnum):
+    """How the listing treats one directory entry."""
+
+    DIR = 0
+    TOPIC = 1
+    PROBLEM = 2
+    SKIP = 3
+
+
+def real_roots(tree: MemoryTree) -> tuple[str, ...]:
+    """The resolved path of every root that is a directory now."""
+    out = []
+    for root in tree.roots:
+        real = os.path.realpath(root.path)
+        if os.path.isdir(real):
+            out.append(real)
+    return tuple(out)
+
+
+def _inside(real: str, bases: tuple[str, ...]) -> bool:
+    return any(real == base or real.startswith(base.rstrip("/") + "/") for base in bases)
+
+
+def link_fingerprint(path: str) -> tuple[str, int]:
+    """What a symlink's treatment depends on: where it resolves, and what is there.
+
+    Taken before the entry is classified, so any later change shows as a difference.
+    """
+    real = os.path.realpath(path)
+    try:
+        kind = stat.S_IFMT(os.stat(path).st_mode)
+    except OSError as exc:
+        kind = -(exc.errno or 1)
+    return real, kind
+
+
+def classify_entry(
+    entry: os.DirEntry[str], *, follow_links: bool, roots: tuple[str, ...]
+) -> tuple[EntryClass, tuple[int, int] | None, Diagnostic | None]:
+    """One entry of a listing: a directory to descend into (with its ``(device, inode)``),
+    a topic file, a problem (with its diagnostic), or something to skip.
+
+    ``roots`` are the resolved roots (:func:`real_roots`). This is the one place the
+    scanner and the catalog decide what an entry is, so the two cannot disagree.
+    """
+    try:
+        is_dir = entry.is_dir()
+        is_file = not is_dir and entry.is_file()
+        topic_name = entry.name.endswith(".md") and entry.name != INDEX_FILENAME
+        is_link = (is_dir or (is_file and topic_name)) and entry.is_symlink()
+    except OSError as exc:
+        return EntryClass.PROBLEM, None, _listing_error(entry.path, exc)
+    if is_link:
+        if _inside(os.path.realpath(entry.path), roots):
+            return EntryClass.SKIP, None, None  # scanned under its own path
+        if not follow_links:
+            what = "a directory" if is_dir else "a file"
+            detail = f"symbolic link to {what} outside the memory roots; not followed"
+            return (
+                EntryClass.PROBLEM,
+                None,
+                Diagnostic(entry.path, DiagnosticKind.LINK_OUTSIDE_ROOTS, detail),
+            )
+    if is_dir:
+        try:
+            dir_info = entry.stat()
+        except OSError as exc:
+            return EntryClass.PROBLEM, None, _listing_error(entry.path, exc)
+        return EntryClass.DIR, (dir_info.st_dev, dir_info.st_ino), None
+    if topic_name:
+        if is_file:
+            return EntryClass.TOPIC, None, None
+        if entry.is_symlink():
+            problem = Diagnostic(entry.path, DiagnosticKind.BROKEN_LINK, "symlink target missing")
+            return EntryClass.PROBLEM, None, problem
+    return EntryClass.SKIP, None, None
+
+
+def overlap_diagnostic(path: str, owner: Root) -> Diagnostic:
+    """A directory (or root) already scanned as part of an earlier root."""
+    detail = f"already scanned under the {owner.scope} root {owner.path}; recalled from there once"
+    return Diagnostic(path, DiagnosticKind.OVERLAPPING_ROOT, detail)
+
+
+def loop_diagnostic(path: str) -> Diagnostic:
+    """A directory reached a second time within one root."""
+    detail = "directory already scanned through another path"
+    return Diagnostic(path, DiagnosticKind.SYMLINK_LOOP, detail)
+
+
+def root_check(root: Root) -> tuple[int, int] | Diagnostic:
+    """A root's ``(device, inode)``, or why it cannot be scanned."""
+    try:
+        info = os.stat(root.path)
+    except FileNotFoundError:
+        return Diagnostic(root.path, DiagnosticKind.MISSING_ROOT, f"{root.scope} root not found")
+    except OSError as exc:
+        return _listing_error(root.path, exc)
+    if not stat.S_ISDIR(info.st_mode):
+        return Diagnostic(root.path, DiagnosticKind.NOT_A_DIRECTORY, f"{root.scope} root")
+    return (info.st_dev, info.st_ino)
+
+
 def list_topic_files(tree: MemoryTree) -> tuple[list[TopicFile], list[Diagnostic]]:
-    """Find every topic file below every root, sorted by relative path within a root."""
+    """Find every topic file below every root, sorted by relative path within a root.
+
+    A directory is scanned once, under the first root that reaches it (see the module doc).
+    """
     files: list[TopicFile] = []
     diagnostics: list[Diagnostic] = []
+    resolved = real_roots(tree)
+    owners: dict[tuple[int, int], int] = {}
     for index, root in enumerate(tree.roots):
-        try:
-            info = os.stat(root.path)
-        except FileNotFoundError:
-            diagnostics.append(
-                Diagnostic(root.path, DiagnosticKind.MISSING_ROOT, f"{root.scope} root not found")
-            )
+        checked = root_check(root)
+        if isinstance(checked, Diagnostic):
+            diagnostics.append(checked)
             continue
-        except OSError as exc:
-            diagnostics.append(_listing_error(root.path, exc))
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            diagnostics.append(
-                Diagnostic(root.path, DiagnosticKind.NOT_A_DIRECTORY, f"{root.scope} root")
-            )
+        owner = owners.get(checked)
+        if owner is not None:
+            diagnostics.append(overlap_diagnostic(root.path, tree.roots[owner]))
             continue
         found: list[TopicFile] = []
-        visited = {(info.st_dev, info.st_ino)}
+        owners[checked] = index
         pending = [(root.path, "")]
         while pending:
             directory, prefix = pending.pop()
@@ -164,40 +304,23 @@ def list_topic_files(tree: MemoryTree) -> tuple[list[TopicFile], list[Diagnostic
                 diagnostics.append(_listing_error(directory, exc))
                 continue
             for entry in listing:
-                relative = prefix + entry.name
-                try:
-                    is_dir = entry.is_dir()
-                    is_file = not is_dir and entry.is_file()
-                except OSError as exc:
-                    diagnostics.append(_listing_error(entry.path, exc))
-                    continue
-                if is_dir:
-                    try:
-                        dir_info = entry.stat()
-                    except OSError as exc:
-                        diagnostics.append(_listing_error(entry.path, exc))
-                        continue
-                    key = (dir_info.st_dev, dir_info.st_ino)
-                    if key in visited:
-                        diagnostics.append(
-                            Diagnostic(
-                                entry.path,
-                                DiagnosticKind.SYMLINK_LOOP,
-                                "directory already scanned through another path",
-                            )
-                        )
-                        continue
-                    visited.add(key)
-                    pending.append((entry.path, relative + "/"))
-                elif entry.name.endswith(".md") and entry.name != INDEX_FILENAME:
-                    if is_file:
-                        found.append(TopicFile(index, root.scope, entry.path, relative))
-                    elif entry.is_symlink():
-                        diagnostics.append(
-                            Diagnostic(
-                                entry.path, DiagnosticKind.BROKEN_LINK, "symlink target missing"
-                            )
-                        )
+                kind, key, problem = classify_entry(
+                    entry, follow_links=tree.follow_links, roots=resolved
+                )
+                if kind is EntryClass.DIR:
+                    assert key is not None
+                    owner = owners.get(key)
+                    if owner is None:
+                        owners[key] = index
+                        pending.append((entry.path, prefix + entry.name + "/"))
+                    elif owner == index:
+                        diagnostics.append(loop_diagnostic(entry.path))
+                    else:
+                        diagnostics.append(overlap_diagnostic(entry.path, tree.roots[owner]))
+                elif kind is EntryClass.TOPIC:
+                    found.append(TopicFile(index, root.scope, entry.path, prefix + entry.name))
+                elif problem is not None:
+                    diagnostics.append(problem)
         found.sort(key=lambda f: f.relative_path)
         files.extend(found)
     return files, diagnostics

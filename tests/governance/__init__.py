@@ -1,0 +1,1 @@
+"""Tests of the governance rules (issue 14)."""
