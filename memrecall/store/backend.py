@@ -1,0 +1,217 @@
+"""The ``Store`` protocol: the synchronous interface every database backend implements.
+
+Each method is one transaction: it commits entirely or raises and leaves nothing behind.
+Methods may be called from several threads at once; the backend owns its connections and
+its locking (the SQLite backend's policy is in :mod:`memrecall.store.sqlite`). The SQL
+dialect stays inside the backend: the service only sees these methods and the values of
+:mod:`memrecall.store.model`.
+
+Inputs arrive checked and normalised by the service (keys normalised, content checked,
+times timezone-aware); backends enforce the invariants that need the database: uniqueness
+of user + scope + key, ``expected_revision``, and the all-or-nothing write of version row +
+current row + the user's ``memory_revision`` + audit row.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal, Protocol
+
+import attrs
+
+from .model import (
+    AuditEvent,
+    ChangedVia,
+    ChangeType,
+    MemoryRecord,
+    MemoryScope,
+    MemoryVersion,
+    SourceType,
+    Status,
+    Tombstone,
+)
+
+__all__ = ["KEEP", "ContentChange", "ForgetResult", "Keep", "NewMemory", "SaveOutcome", "Store"]
+
+
+class Keep(enum.Enum):
+    """Marker type of :data:`KEEP`."""
+
+    KEEP = "keep"
+
+
+KEEP: Literal[Keep.KEEP] = Keep.KEEP
+"""Leave this optional field as it is (distinct from ``None``, which clears it)."""
+
+
+@attrs.frozen
+class NewMemory:
+    """A memory to create (all fields checked and normalised)."""
+
+    memory_id: str
+    user_id: str
+    scope: MemoryScope
+    key: str
+    content: str
+    category: str
+    source_type: SourceType
+    review_after: datetime | None
+    expires_at: datetime | None
+    changed_via: ChangedVia
+    request_id: str | None = None
+
+
+@attrs.frozen
+class SaveOutcome:
+    """What :meth:`Store.save` did: ``created`` False means the same content already existed
+    (idempotent; its ``last_confirmed_at`` was refreshed)."""
+
+    record: MemoryRecord
+    created: bool
+
+
+@attrs.frozen
+class ContentChange:
+    """A new revision's content (``None`` / :data:`KEEP` leave a field as it is)."""
+
+    change_type: Literal[ChangeType.UPDATE, ChangeType.REPLACE]
+    content: str | None = None
+    category: str | None = None
+    review_after: datetime | Literal[Keep.KEEP] | None = KEEP
+    expires_at: datetime | Literal[Keep.KEEP] | None = KEEP
+    changed_via: ChangedVia = ChangedVia.USER_API
+    source_candidate_id: str | None = None
+    request_id: str | None = None
+
+
+@attrs.frozen
+class ForgetResult:
+    """The tombstone, and whether the files were scrubbed (WAL checkpointed and truncated).
+
+    ``scrubbed`` is False only when another connection held the log open; the content is
+    already unreachable through every query, and the next successful scrub removes it
+    from the files.
+    """
+
+    tombstone: Tombstone
+    scrubbed: bool
+
+
+class Store(Protocol):
+    """A memory database. Every method is one transaction (module docstring)."""
+
+    def save(self, new: NewMemory, now: datetime) -> SaveOutcome:
+        """Create a memory at revision 1, or succeed idempotently on identical content.
+
+        Raises :class:`~memrecall.store.model.KeyConflict` when the user already has a memory
+        with this scope and key and different content or category.
+        """
+        ...
+
+    def change(
+        self,
+        user_id: str,
+        memory_id: str,
+        expected_revision: int,
+        change: ContentChange,
+        now: datetime,
+    ) -> MemoryRecord:
+        """Write revision ``expected_revision + 1`` (version row, current row, memory_revision).
+
+        Raises ``NotFound`` or ``RevisionConflict`` (nothing written).
+        """
+        ...
+
+    def restore_version(
+        self,
+        user_id: str,
+        memory_id: str,
+        *,
+        revision: int,
+        expected_revision: int,
+        changed_via: ChangedVia,
+        now: datetime,
+        request_id: str | None = None,
+    ) -> MemoryRecord:
+        """Copy version ``revision``'s content and category as a new revision.
+
+        Raises ``NotFound`` (memory or version) or ``RevisionConflict``.
+        """
+        ...
+
+    def set_status(
+        self,
+        user_id: str,
+        memory_id: str,
+        status: Status,
+        now: datetime,
+        request_id: str | None = None,
+    ) -> MemoryRecord:
+        """Suppress or restore. The record's revision stays; memory_revision advances when
+        the status changes (a no-op change writes nothing)."""
+        ...
+
+    def confirm(
+        self,
+        user_id: str,
+        memory_id: str,
+        now: datetime,
+        review_after: datetime | Literal[Keep.KEEP] | None = KEEP,
+        request_id: str | None = None,
+    ) -> MemoryRecord:
+        """Set ``last_confirmed_at = now`` (ends a due review), optionally a new review_after."""
+        ...
+
+    def forget(
+        self, user_id: str, memory_id: str, now: datetime, request_id: str | None = None
+    ) -> ForgetResult:
+        """Delete the memory's current and historical content (and every other content-bearing
+        row that names it), leave a tombstone, then scrub the files."""
+        ...
+
+    def get(self, user_id: str, memory_id: str) -> MemoryRecord:
+        """The current record, whatever its status. Raises ``NotFound``."""
+        ...
+
+    def list_records(
+        self,
+        user_id: str,
+        *,
+        scopes: Sequence[MemoryScope] | None = None,
+        status: Status | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[MemoryRecord]:
+        """A page of the user's records ordered by ``memory_id``, those after ``after``."""
+        ...
+
+    def history(self, user_id: str, memory_id: str) -> list[MemoryVersion]:
+        """Every version, oldest first. Raises ``NotFound``."""
+        ...
+
+    def audit_events(self, user_id: str, memory_id: str | None = None) -> list[AuditEvent]:
+        """The user's audit rows (or one memory's), oldest first."""
+        ...
+
+    def tombstone(self, user_id: str, memory_id: str) -> Tombstone | None:
+        """The tombstone of a forgotten memory of this user, if any."""
+        ...
+
+    def memory_revision(self, user_id: str) -> int:
+        """The user's memory_revision: 0 before the first write, +1 per write."""
+        ...
+
+    def snapshot(
+        self, user_id: str, scopes: Sequence[MemoryScope]
+    ) -> tuple[int, list[MemoryRecord]]:
+        """memory_revision and the active records in ``scopes``, read in one transaction.
+
+        Expiry is not applied here (it depends on the caller's clock): retrieval filters it.
+        """
+        ...
+
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        ...

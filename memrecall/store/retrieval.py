@@ -1,0 +1,213 @@
+"""Deterministic lexical retrieval over one user's visible, active records (seed 002 §10).
+
+Order of work for a query:
+
+1. The caller passes only the user's active records in the visible scopes (identity and
+   scope filter, status filter: :meth:`memrecall.store.backend.Store.snapshot`).
+2. Expired records are dropped (by the caller's clock), then a global record is dropped when
+   a live workspace record has the same key (workspace overrides global), then records of
+   another category when a category filter is given.
+3. Candidates: records whose key equals the query read as a key (:func:`normalize_key`), and
+   records with any lexical evidence under the project's default scorer (the ``fielded``
+   BM25F scorer of :mod:`memrecall.engine.ranking`; fields: key → title, content →
+   description, category → body, so key words weigh most, then content, then category).
+   Nothing else: a query with no match returns nothing.
+4. Order: exact key match first; then records not due for review before due ones; then
+   records whose content contains the whole multi-word query as a phrase; then score; then
+   ``updated_at`` (newest first) only as a tie-break; then ``memory_id``.
+5. Budgets (:class:`Budget`): at most ``limit`` hits, each content cut to
+   ``per_content_tokens``, and the sum kept within ``total_tokens`` (the last hit is cut to
+   what is left; hits stop once nothing is left). Tokens: :mod:`memrecall.store.budget`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from memrecall.engine.ranking import FieldedIndex
+from memrecall.engine.text import normalize
+from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+
+from .budget import truncate_tokens
+from .keys import normalize_category, normalize_key
+from .model import InvalidInput, MemoryRecord, MemoryScope, ScopeType, SourceType
+
+__all__ = ["RETRIEVAL_VERSION", "Budget", "RetrievalView", "SearchHit", "normalize_query"]
+
+RETRIEVAL_VERSION = "lexical-1"
+"""Changes whenever the ordering or budgets change (part of the query-cache key)."""
+
+
+@attrs.frozen
+class Budget:
+    """Retrieval limits (seed 002 §10 defaults)."""
+
+    limit: int = 5
+    total_tokens: int = 600
+    per_content_tokens: int = 160
+
+
+@attrs.frozen
+class SearchHit:
+    """One retrieved memory, as a tool or prompt sees it."""
+
+    memory_id: str
+    key: str
+    content: str
+    """The content, cut to the budget when ``truncated``."""
+    truncated: bool
+    tokens: int
+    category: str
+    scope: MemoryScope
+    source_type: SourceType
+    updated_at: datetime
+    review_due: bool
+    exact_key: bool
+
+
+def normalize_query(query: str) -> str:
+    """The query as retrieval and the cache see it: NFKC, lower-cased, whitespace collapsed."""
+    return " ".join(normalize(query).split())
+
+
+def _document(record: MemoryRecord) -> MemoryDocument:
+    return MemoryDocument(
+        scope=Scope.USER if record.scope.type is ScopeType.GLOBAL else Scope.PROJECT,
+        path=record.memory_id,
+        relative_path=record.key,
+        type=MemoryType.USER,
+        title=record.key.replace("_", " "),
+        description=record.content,
+        body=record.category,
+        mtime=record.updated_at.timestamp(),
+    )
+
+
+class RetrievalView:
+    """The records of one user and one set of visible scopes at one ``memory_revision``,
+    prepared for queries. Immutable once built; safe to share between tasks."""
+
+    def __init__(self, memory_revision: int, records: Sequence[MemoryRecord]) -> None:
+        self.memory_revision = memory_revision
+        self.records = tuple(records)
+        self._index = FieldedIndex.of([_document(r) for r in self.records])
+        self._by_key: dict[str, list[int]] = {}
+        for i, record in enumerate(self.records):
+            self._by_key.setdefault(record.key, []).append(i)
+        # global record -> workspace records with the same key (which override it while live)
+        self._overridden_by: dict[int, list[int]] = {}
+        for members in self._by_key.values():
+            workspace = [i for i in members if self.records[i].scope.type is ScopeType.WORKSPACE]
+            if workspace:
+                for i in members:
+                    if self.records[i].scope.type is ScopeType.GLOBAL:
+                        self._overridden_by[i] = workspace
+        self._expiring = [i for i, r in enumerate(self.records) if r.expires_at is not None]
+        self._reviewed = [i for i, r in enumerate(self.records) if r.review_after is not None]
+        self._instants = sorted(
+            {t for r in self.records for t in (r.expires_at, r.review_after) if t is not None}
+        )
+        self._folded = [normalize_query(r.content) for r in self.records]
+
+    def valid_until(self, now: datetime) -> datetime | None:
+        """The next instant after ``now`` at which an expiry or review changes results."""
+        at = bisect.bisect_right(self._instants, now)
+        return self._instants[at] if at < len(self._instants) else None
+
+    def _excluded(self, now: datetime, category: str | None) -> set[int]:
+        expired = {i for i in self._expiring if self.records[i].expired(now)}
+        out = set(expired)
+        for i, overriders in self._overridden_by.items():
+            if any(j not in expired for j in overriders):
+                out.add(i)
+        if category is not None:
+            wanted = normalize_category(category)
+            out.update(
+                i for i, r in enumerate(self.records) if normalize_category(r.category) != wanted
+            )
+        return out
+
+    def search(
+        self,
+        query: str,
+        now: datetime,
+        *,
+        category: str | None = None,
+        budget: Budget = Budget(),
+    ) -> list[SearchHit]:
+        """The hits for an already normalised query (:func:`normalize_query`), best first."""
+        excluded = self._excluded(now, category)
+        phrase = query if " " in query else None
+        phrased = (
+            {i for i, text in enumerate(self._folded) if phrase in text and i not in excluded}
+            if phrase is not None
+            else set()
+        )
+        due = sum(
+            1 for i in self._reviewed if i not in excluded and self.records[i].review_due(now)
+        )
+        # Only the tiers below the score can reorder documents: a due record can push at most
+        # `due` others down, and phrase matches are taken whole, so the best
+        # limit + due + len(phrased) by score hold every hit.
+        wanted = budget.limit + due + len(phrased)
+        scores: dict[int, float] = {}
+        for match in self._index.matches(query, exclude=excluded, limit=wanted):
+            if match.score > 0:
+                scores[match.index] = match.score
+        missing = phrased - scores.keys()
+        if missing:
+            others = set(range(len(self.records))) - missing
+            for match in self._index.matches(query, exclude=others):
+                scores[match.index] = match.score
+        exact: set[int] = set()
+        try:
+            key = normalize_key(query)
+        except InvalidInput:
+            key = None
+        if key is not None:
+            exact = {i for i in self._by_key.get(key, ()) if i not in excluded}
+
+        def order(i: int) -> tuple[int, int, int, float, float, str]:
+            record = self.records[i]
+            return (
+                0 if i in exact else 1,
+                1 if record.review_due(now) else 0,
+                0 if i in phrased else 1,
+                -scores.get(i, 0.0),
+                -record.updated_at.timestamp(),
+                record.memory_id,
+            )
+
+        ranked = sorted(exact | set(scores), key=order)
+        hits: list[SearchHit] = []
+        left = budget.total_tokens
+        for i in ranked[: budget.limit]:
+            if left <= 0:
+                break
+            record = self.records[i]
+            text, tokens, truncated = truncate_tokens(
+                record.content, min(budget.per_content_tokens, left)
+            )
+            if not text:
+                break
+            left -= tokens
+            hits.append(
+                SearchHit(
+                    memory_id=record.memory_id,
+                    key=record.key,
+                    content=text,
+                    truncated=truncated,
+                    tokens=tokens,
+                    category=record.category,
+                    scope=record.scope,
+                    source_type=record.source_type,
+                    updated_at=record.updated_at,
+                    review_due=record.review_due(now),
+                    exact_key=i in exact,
+                )
+            )
+        return hits

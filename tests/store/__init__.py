@@ -1,0 +1,1 @@
+"""Tests of the memory store (memrecall.store)."""
