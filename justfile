@@ -16,9 +16,9 @@ lint:
 
 # timing tables: scoring latency, scan latency, actor throughput and idle-session memory
 bench:
-    uv run python -m memrecall.bench
+    uv run python -m memrecall.tooling.bench
     uv run memrecall bench scan
-    uv run python -m simulations.throughput
+    uv run python -m memrecall.simulation.throughput
 
 # seeded simulations of the real actors on a virtual clock
 sim SEED="1" RUNS="20":

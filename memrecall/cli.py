@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,12 +17,15 @@ from memrecall.argtypes import (
     nonempty_path,
     positive_int,
 )
-from memrecall.engine.scanner import MemoryTree, ScanResult, scan_tree
+from memrecall.mcp import cli as mcp_cli
+from memrecall.scanview import print_scan, scan_json
+from memrecall.sources.scanner import MemoryTree, scan_tree
+from memrecall.store import cli as store_cli
 
 __all__ = ["EXAMPLE_TREE", "main"]
 
-EXAMPLE_TREE = Path(__file__).resolve().parent.parent / "examples" / "memory"
-"""The bundled example tree (``examples/memory/{project,user}``)."""
+EXAMPLE_TREE = Path(__file__).resolve().parent / "examples" / "memory"
+"""The bundled example tree (package data: ``memrecall/examples/memory/{project,user}``)."""
 
 
 def _uses_example_tree(args: argparse.Namespace) -> bool:
@@ -43,55 +45,6 @@ NO_ROOT_STATUS = 2
 """``scan``'s exit status when none of its roots is an existing directory."""
 
 
-def _scan_json(result: ScanResult) -> bytes:
-    payload = {
-        "documents": [
-            {
-                "scope": d.scope.value,
-                "path": d.path,
-                "relative_path": d.relative_path,
-                "type": d.type.value,
-                "title": d.title,
-                "description": d.description,
-                "body_chars": len(d.body),
-                "mtime": d.mtime,
-            }
-            for d in result.documents
-        ],
-        "diagnostics": [
-            {"path": g.path, "kind": g.kind.value, "detail": g.detail, "skipped": g.skipped}
-            for g in result.diagnostics
-        ],
-    }
-    return msgspec.json.encode(payload)
-
-
-def _cell_width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _pad(text: str, width: int) -> str:
-    """Clip and pad to ``width`` terminal cells (CJK characters take two)."""
-    out = ""
-    for char in text:
-        if _cell_width(out + char) > width - (1 if len(out) < len(text) - 1 else 0):
-            out += "…"
-            break
-        out += char
-    return out + " " * max(0, width - _cell_width(out))
-
-
-def print_scan(result: ScanResult) -> None:
-    """Print the documents and diagnostics of a scan as a readable table."""
-    print(f"{len(result.documents)} documents")
-    print(f"  {'scope':<8} {'type':<10} {'title':<40} path")
-    for d in result.documents:
-        print(f"  {d.scope.value:<8} {d.type.value:<10} {_pad(d.title, 40)} {d.relative_path}")
-    print(f"{len(result.diagnostics)} diagnostics")
-    for diagnostic in result.diagnostics:
-        print(f"  {diagnostic}")
-
-
 def _cmd_scan(args: argparse.Namespace) -> int:
     tree = _tree_from(args)
     if not any(os.path.isdir(root.path) for root in tree.roots):
@@ -107,7 +60,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         # On stderr under --json, so the JSON on stdout stays one object.
         print(f"{EXAMPLE_NOTE} ({EXAMPLE_TREE})", file=sys.stderr if args.json else sys.stdout)
     if args.json:
-        sys.stdout.buffer.write(_scan_json(result) + b"\n")
+        sys.stdout.buffer.write(scan_json(result) + b"\n")
     else:
         print_scan(result)
     return 0
@@ -120,13 +73,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from memrecall import evaluation
+    from memrecall.tooling import evaluation
 
     try:
         corpus = evaluation.load_corpus(args.corpus)
     except evaluation.CorpusError as exc:
         print(f"memrecall eval: error: {exc}", file=sys.stderr)
         return 2
+    if args.match:
+        from memrecall.tooling.matcheval import format_report, score_match
+
+        print(format_report(score_match(corpus)))
+        return 0
     if args.compare:
         reports = evaluation.evaluate_many(corpus, ["frozen", args.scorer])
         print(evaluation.format_comparison(reports["frozen"], reports[args.scorer]))
@@ -148,7 +106,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from memrecall.evaluation import DEFAULT_SCORER, SCORERS
+    from memrecall.tooling.evaluation import DEFAULT_SCORER, SCORERS
 
     ev = sub.add_parser("eval", help="measure a scorer on a labelled corpus (JSON file)")
     ev.add_argument("--corpus", metavar="FILE", required=True, help="the corpus JSON file")
@@ -168,11 +126,16 @@ def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_true",
         help="print frozen / reference / bm25 / --scorer side by side, per slice",
     )
+    mode.add_argument(
+        "--match",
+        action="store_true",
+        help="score memory_recall's match judgement: strong/weak/none precision and recall",
+    )
     ev.set_defaults(func=_cmd_eval)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from memrecall.calibration import calibrate_main
+    from memrecall.tooling.calibration import calibrate_main
 
     command = "memrecall calibrate --corpus " + args.corpus
     if not args.holdout:
@@ -213,7 +176,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from memrecall.progress import Progress
 
     if args.what == "delivery":
-        from memrecall.delivery import delivery_main
+        from memrecall.simulation.delivery import delivery_main
 
         if args.corpus is None:
             print("memrecall simulate delivery: --corpus FILE is required", file=sys.stderr)
@@ -222,7 +185,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             print("memrecall simulate delivery: --log is for runs", file=sys.stderr)
             return 2
         return delivery_main(args.corpus, as_json=args.json)
-    from simulations.cli import simulate_main
+    from memrecall.simulation.cli import simulate_main
 
     runs = args.runs if args.runs is not None else (1 if args.log is not None else 20)
     if args.log is not None and runs != 1:
@@ -238,7 +201,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from memrecall.eventlog import replay_main
+    from memrecall.simulation.cli import replay_main
 
     return replay_main(args.log)
 
@@ -281,10 +244,15 @@ def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from memrecall.scanbench import DEFAULT_SIZES, scan_bench_main
+    from memrecall.tooling.scanbench import DEFAULT_SIZES, scan_bench_main
 
+    if args.what == "store":
+        from memrecall.tooling import storebench
+
+        store_sizes = storebench.DEFAULT_SIZES if args.sizes is None else args.sizes
+        return storebench.store_bench_main(store_sizes, as_json=args.json)
     if args.what == "recall":
-        from memrecall import recallbench
+        from memrecall.tooling import recallbench
 
         recall_sizes = recallbench.DEFAULT_SIZES if args.sizes is None else args.sizes
         return recallbench.recall_bench_main(recall_sizes, as_json=args.json)
@@ -295,7 +263,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser("bench", help="benchmarks (scan: recall start to fast result)")
     bench.add_argument(
-        "what", choices=["scan", "recall"], help="which benchmark (recall: user_query return time)"
+        "what",
+        choices=["scan", "recall", "store"],
+        help="which benchmark (recall: user_query return time; store: memory store)",
     )
     bench.add_argument(
         "--sizes",
@@ -357,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_eval_parser(sub)
     _add_calibrate_parser(sub)
+    mcp_cli.add_parser(sub)
+    store_cli.add_parser(sub)
     return parser
 
 

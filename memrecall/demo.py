@@ -15,10 +15,11 @@ import trio
 
 from memrecall.actors import MemoryBlock, Session, SimulatedSelector, open_engine
 from memrecall.actors.selector import SelectorRequest
-from memrecall.engine.scanner import MemoryTree, scan_tree
-from memrecall.engine.scorer import ReferenceIndex
-from memrecall.eventlog import EventLog
+from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events import DeliveryRecord, SelectionRecord, TelemetryRecord
+from memrecall.scanview import print_scan
+from memrecall.simulation.eventlog import EventLog
+from memrecall.sources.scanner import MemoryTree, scan_tree
 
 __all__ = ["SELECTOR_LATENCY", "run_demo"]
 
@@ -142,8 +143,6 @@ def run_demo(tree: MemoryTree, *, log_path: str | None = None) -> int:
 
     ``log_path`` writes the run's event log there (for ``memrecall replay``).
     """
-    from memrecall.cli import print_scan
-
     print("== The memory tree ==")
     print_scan(scan_tree(tree))
     print(

@@ -10,7 +10,6 @@ import trio
 
 from memrecall.actors import Engine, SimulatedSelector, open_engine
 from memrecall.actors.selector import SelectorRequest
-from memrecall.engine.source import StaticSource
 from memrecall.events import (
     DeliveryPoint,
     DeliveryRecord,
@@ -20,7 +19,9 @@ from memrecall.events import (
     Scope,
     TelemetryRecord,
 )
-from memrecall.sinks import MemorySink
+from memrecall.sources.source import StaticSource
+from memrecall.telemetry.sinks import MemorySink
+from tests.factories import memory
 
 WALL = 1_780_000_000.0  # a fixed wall time: rendered ages never depend on the test machine
 
@@ -36,15 +37,10 @@ def doc(
     mtime: float = WALL - 3600,
 ) -> MemoryDocument:
     """A document whose path is ``/mem/<scope>/<name>.md``."""
-    return MemoryDocument(
-        scope=scope,
-        path=f"/mem/{scope.value}/{name}.md",
-        relative_path=f"{name}.md",
-        type=kind,
-        title=title if title is not None else name,
-        description=description,
-        body=body,
-        mtime=mtime,
+    title = title if title is not None else name
+    root = f"/mem/{scope.value}"
+    return memory(
+        title, description, body, name=name, root=root, kind=kind, scope=scope, mtime=mtime
     )
 
 

@@ -21,7 +21,6 @@ from trio.testing import MockClock
 from memrecall.actors import MemoryBlock, SimulatedSelector, open_engine
 from memrecall.actors.selector import SelectorRequest
 from memrecall.engine.plan import PlanOptions
-from memrecall.engine.source import StaticSource
 from memrecall.events import (
     Deliver,
     DeliveryRecord,
@@ -32,7 +31,8 @@ from memrecall.events import (
     PlanEvent,
     UserQuery,
 )
-from memrecall.sinks import MemorySink, telemetry_codec
+from memrecall.sources.source import StaticSource
+from memrecall.telemetry.sinks import MemorySink, telemetry_codec
 
 from .lifecycle_kit import WALL, doc
 

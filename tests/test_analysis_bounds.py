@@ -9,30 +9,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine import ranking
-from memrecall.engine.analysis import term_counts
-from memrecall.engine.ranking import (
+from memrecall.engine.scoring import fielded as ranking
+from memrecall.engine.scoring.analysis import term_counts
+from memrecall.engine.scoring.fielded import (
     MAX_ANALYSED_CHARS,
     MAX_ANALYSED_HEADING_CHARS,
     DocumentFeatures,
 )
-from memrecall.engine.source import StaticSource, prepare_recall
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.events.documents import MemoryDocument, MemoryType
+from memrecall.sources.source import StaticSource, prepare_recall
+from tests.factories import memory
 
 PER_DOCUMENT = MAX_ANALYSED_CHARS + 2 * MAX_ANALYSED_HEADING_CHARS
 
 
 def _doc(name: str, title: str, description: str, body: str) -> MemoryDocument:
-    return MemoryDocument(
-        scope=Scope.PROJECT,
-        path=f"/m/{name}.md",
-        relative_path=f"{name}.md",
-        type=MemoryType.REFERENCE,
-        title=title,
-        description=description,
-        body=body,
-        mtime=0.0,
-    )
+    return memory(title, description, body, name=name, kind=MemoryType.REFERENCE)
 
 
 @pytest.fixture

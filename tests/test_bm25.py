@@ -6,22 +6,14 @@ import math
 
 import pytest
 
-from memrecall.engine.bm25 import K1, B, BM25Index
-from memrecall.evaluation import SCORERS, evaluate, parse_corpus
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.engine.scoring.bm25 import K1, B, BM25Index
+from memrecall.events.documents import MemoryDocument
+from memrecall.tooling.evaluation import SCORERS, evaluate, parse_corpus
+from tests.factories import memory
 
 
 def doc(title: str, body: str = "", *, description: str = "", mtime: float = 0.0) -> MemoryDocument:
-    return MemoryDocument(
-        scope=Scope.PROJECT,
-        path=f"/m/{title}.md",
-        relative_path=f"{title}.md",
-        type=MemoryType.PROJECT,
-        title=title,
-        description=description,
-        body=body,
-        mtime=mtime,
-    )
+    return memory(title, description, body, mtime=mtime)
 
 
 def okapi(tf: int, df: int, count: int, length: int, average: float) -> float:

@@ -23,10 +23,10 @@ import trio.testing
 from memrecall.actors import Engine, Session, SessionClosedError, open_engine
 from memrecall.actors.session import REQUEST_BUFFER
 from memrecall.engine.plan import PlanOptions
-from memrecall.engine.scanner import DiagnosticKind, MemoryTree, Root
-from memrecall.engine.source import StaticSource
 from memrecall.events import DeliveryRecord, Effect, Scope, UserQuery
-from simulations.throughput import open_close_growth
+from memrecall.simulation.throughput import open_close_growth
+from memrecall.sources.scanner import DiagnosticKind, MemoryTree, Root
+from memrecall.sources.source import StaticSource
 
 from .lifecycle_kit import POOL, WALL, harness, terminals
 

@@ -32,9 +32,9 @@ from memrecall.actors import (
     open_engine,
 )
 from memrecall.engine.plan import PlanOptions
-from memrecall.engine.source import StaticSource
 from memrecall.events import DeliveryRecord, Effect, EmitTelemetry, PlanEvent, UserQuery
-from memrecall.sinks import MemorySink
+from memrecall.sources.source import StaticSource
+from memrecall.telemetry.sinks import MemorySink
 
 from .lifecycle_kit import POOL, WALL
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memrecall.calibration import Observed, calibrate, fit, outcome, split
 from memrecall.cli import main
-from memrecall.engine.judgement import Judgement, Provenance, Thresholds, default_thresholds
-from memrecall.evaluation import Case, load_corpus
+from memrecall.engine.scoring.judgement import Judgement, Provenance, Thresholds, default_thresholds
+from memrecall.tooling.calibration import Observed, calibrate, fit, outcome, split
+from memrecall.tooling.evaluation import Case, load_corpus
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 
@@ -53,7 +53,7 @@ def test_thresholds_round_trip_through_json(tmp_path: Path) -> None:
     t = Thresholds(0.1, 0.2, 0.3, 0.4, provenance)
     path = tmp_path / "t.json"
     path.write_text(json.dumps(t.to_json()), encoding="utf-8")
-    assert Thresholds.load(path) == t
+    assert Thresholds.from_json(json.loads(path.read_text(encoding="utf-8"))) == t
     with pytest.raises(ValueError, match="not a thresholds object"):
         Thresholds.from_json({"weak": {}})
 
@@ -158,7 +158,7 @@ def test_cli_prints_and_writes_thresholds(
     assert "weak:" in out
     assert "strong:" in out
     assert "held out" in out
-    written = Thresholds.load(out_file)
+    written = Thresholds.from_json(json.loads(out_file.read_text(encoding="utf-8")))
     assert written.provenance is not None
     assert written.provenance.corpus == "tiny"
     assert written.provenance.command.startswith("memrecall calibrate --corpus")

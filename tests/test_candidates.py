@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from memrecall.engine.candidates import (
+from memrecall.engine.scoring.candidates import (
     MAX_CANDIDATES,
     MAX_MANIFEST_BYTES,
     RecallCandidates,
@@ -16,34 +16,12 @@ from memrecall.engine.candidates import (
     manifest_line,
     prepare_candidates,
 )
-from memrecall.engine.noise import active_tool_filter, tool_aliases
-from memrecall.engine.scorer import ReferenceIndex
+from memrecall.engine.scoring.noise import active_tool_filter, tool_aliases
+from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from tests.factories import filed as doc
 
 _serial = itertools.count()
-
-
-def doc(
-    title: str,
-    description: str = "",
-    body: str = "",
-    *,
-    kind: MemoryType = MemoryType.REFERENCE,
-    mtime: float = 0.0,
-    scope: Scope = Scope.PROJECT,
-    relative_path: str | None = None,
-) -> MemoryDocument:
-    relative = relative_path if relative_path is not None else f"{kind.value}/n{next(_serial)}.md"
-    return MemoryDocument(
-        scope=scope,
-        path=f"/memory/{scope.value}/{relative}",
-        relative_path=relative,
-        type=kind,
-        title=title,
-        description=description,
-        body=body,
-        mtime=mtime,
-    )
 
 
 def prepare(

@@ -30,12 +30,12 @@ from hypothesis.stateful import (
 )
 
 from memrecall.actors import SimulatedSelector, open_engine
-from memrecall.engine import catalog_watch
-from memrecall.engine.candidates import RecallCandidates
-from memrecall.engine.catalog import CatalogSource
-from memrecall.engine.scanner import MemoryTree, scan_tree
-from memrecall.engine.scorer import ReferenceIndex
-from memrecall.engine.source import RankedSource, Snapshot, TreeSource, prepare_recall
+from memrecall.engine.scoring.candidates import RecallCandidates
+from memrecall.engine.scoring.reference import ReferenceIndex
+from memrecall.sources.catalog import watch as catalog_watch
+from memrecall.sources.catalog.source import CatalogSource
+from memrecall.sources.scanner import MemoryTree, scan_tree
+from memrecall.sources.source import RankedSource, ScorerName, Snapshot, TreeSource, prepare_recall
 
 HAS_INOTIFY = catalog_watch.open_watcher() is not None
 MODES = [
@@ -70,17 +70,22 @@ class FreshScan:
         return Snapshot(result.documents, ReferenceIndex.of(result.documents), result.diagnostics)
 
 
-def recall(source: CatalogSource | FreshScan, query: str, **options: object) -> RecallCandidates:
+def recall(
+    source: CatalogSource | FreshScan | RankedSource, query: str, **options: object
+) -> RecallCandidates:
     return prepare_recall(source, query, **options)  # type: ignore[arg-type]
 
 
 def assert_fresh(source: CatalogSource, tree: MemoryTree) -> Snapshot:
-    """The catalog's snapshot is the full scan's, and recalls over it agree."""
+    """The catalog's snapshot is the full scan's, and recalls over it agree (both ranked
+    with the catalog's scorer; a fresh scan's ``fielded`` index is built from scratch)."""
     snapshot = source.snapshot()
     expected = scan_tree(tree)
     assert snapshot.documents == expected.documents
     assert snapshot.diagnostics == expected.diagnostics
-    fresh = FreshScan(tree)
+    fresh: FreshScan | RankedSource = FreshScan(tree)
+    if source.scorer == "fielded":
+        fresh = RankedSource(fresh)
     paths = [d.path for d in expected.documents[:2]]
     for query in QUERIES:
         assert recall(source, query) == recall(fresh, query)
@@ -413,8 +418,8 @@ async def test_open_engine_uses_the_catalog_by_default_and_persists_it(
         tree, selector=selector, catalog_cache=cache, scan_in_thread=False
     ) as engine:
         source = engine.settings.source
-        assert isinstance(source, RankedSource)  # the default fielded scorer over the catalog
-        assert isinstance(source.inner, CatalogSource)
+        assert isinstance(source, CatalogSource)  # it keeps the default scorer's data itself
+        assert source.scorer == "fielded"
         session = await engine.open_session()
         block = await session.user_query("how do I deploy")
         assert block is not None
@@ -454,6 +459,7 @@ class CatalogMachine(RuleBasedStateMachine):
     """Random file operations on a real tree; every recall equals a fresh full scan."""
 
     watch = True
+    scorer: ScorerName = "reference"
     files = Bundle("files")
     directories = Bundle("directories")
 
@@ -465,7 +471,10 @@ class CatalogMachine(RuleBasedStateMachine):
             root.mkdir()
         self.tree = MemoryTree.of(project=str(self.roots[0]), user=str(self.roots[1]))
         self.cache = self.base / "cache" / "catalog.bin"
-        self.source = CatalogSource(self.tree, cache_path=self.cache, watch=self.watch)
+        self.source = self._open()
+
+    def _open(self) -> CatalogSource:
+        return CatalogSource(self.tree, cache_path=self.cache, watch=self.watch, scorer=self.scorer)
 
     def teardown(self) -> None:
         self.source.close()
@@ -575,7 +584,7 @@ class CatalogMachine(RuleBasedStateMachine):
     @rule()
     def reopen_from_the_cache_file(self) -> None:
         self.source.close()
-        self.source = CatalogSource(self.tree, cache_path=self.cache, watch=self.watch)
+        self.source = self._open()
 
     @rule()
     def check_recall(self) -> None:
@@ -586,15 +595,26 @@ class PollingCatalogMachine(CatalogMachine):
     watch = False
 
 
+class FieldedCatalogMachine(CatalogMachine):
+    """The same, with the catalog keeping the ``fielded`` pool incrementally: every
+    recall equals one ranked by a ``fielded`` index built from scratch."""
+
+    scorer: ScorerName = "fielded"
+
+
 _profile = settings.default
 _examples = max(10, (_profile.max_examples if _profile is not None else 60) // 3)
 _stateful = settings(max_examples=_examples, stateful_step_count=30, deadline=None)
 CatalogMachine.TestCase.settings = _stateful
 PollingCatalogMachine.TestCase.settings = _stateful
+FieldedCatalogMachine.TestCase.settings = _stateful
 TestCatalogMachine = pytest.mark.skipif(not HAS_INOTIFY, reason="needs inotify")(
     CatalogMachine.TestCase
 )
 TestPollingCatalogMachine = PollingCatalogMachine.TestCase
+TestFieldedCatalogMachine = pytest.mark.skipif(not HAS_INOTIFY, reason="needs inotify")(
+    FieldedCatalogMachine.TestCase
+)
 
 
 def test_a_catalog_dropped_without_close_releases_its_inotify_instance(tmp_path: Path) -> None:

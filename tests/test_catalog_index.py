@@ -5,15 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.candidates import prepare_candidates
-from memrecall.engine.catalog_index import (
+from memrecall.engine.scoring.candidates import prepare_candidates
+from memrecall.engine.scoring.catalog_index import (
     CatalogIndex,
     Column,
     FieldTexts,
     IndexBuilder,
     words_of,
 )
-from memrecall.engine.scorer import ReferenceIndex
+from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 
 # Words that overlap as substrings, across scripts, cases and NFKC forms, so token hits

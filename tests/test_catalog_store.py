@@ -11,15 +11,15 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from memrecall.engine import catalog_store
-from memrecall.engine.catalog import CatalogSource
-from memrecall.engine.catalog_store import (
+from memrecall.sources.catalog import store as catalog_store
+from memrecall.sources.catalog.source import CatalogSource
+from memrecall.sources.catalog.store import (
     MAGIC,
     LoadFailure,
     default_cache_path,
     load_catalog,
 )
-from memrecall.engine.scanner import MemoryTree, scan_tree
+from memrecall.sources.scanner import MemoryTree, scan_tree
 
 from .test_catalog import assert_fresh, note, write
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from memrecall import bench
 from memrecall.cli import EXAMPLE_NOTE, EXAMPLE_TREE, NO_ROOT_STATUS, build_parser, main
-from memrecall.engine.catalog_store import default_cache_dir
 from memrecall.progress import Progress
+from memrecall.sources.catalog.store import default_cache_dir
+from memrecall.tooling import bench
 
 
 def test_scan_prints_a_table_with_diagnostics(capsys: pytest.CaptureFixture[str]) -> None:
@@ -211,7 +211,7 @@ def test_a_cli_process_with_the_test_environment_keeps_out_of_the_real_home(
 ) -> None:
     # A new process inherits the private HOME/XDG variables: its cache lies under them.
     code = (
-        "from memrecall.engine.catalog_store import default_cache_dir; print(default_cache_dir())"
+        "from memrecall.sources.catalog.store import default_cache_dir; print(default_cache_dir())"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path

@@ -11,12 +11,13 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memrecall import evaluation
-from memrecall.engine.analysis import fold, query_terms, sea_terms, term_counts, terms
-from memrecall.engine.judgement import Judgement, Thresholds, default_thresholds
-from memrecall.engine.ranking import DocumentFeatures, FieldedIndex, Params, is_variant
-from memrecall.evaluation import DEFAULT_SCORER, SCORERS, evaluate_many, load_corpus
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.engine.scoring.analysis import fold, query_terms, sea_terms, term_counts, terms
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Params, is_variant
+from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.events.documents import MemoryDocument
+from memrecall.tooling import evaluation
+from memrecall.tooling.evaluation import DEFAULT_SCORER, SCORERS, evaluate_many, load_corpus
+from tests.factories import memory
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 
@@ -29,17 +30,7 @@ def doc(
     mtime: float = 0.0,
     name: str | None = None,
 ) -> MemoryDocument:
-    name = name or title
-    return MemoryDocument(
-        scope=Scope.PROJECT,
-        path=f"/m/{name}.md",
-        relative_path=f"{name}.md",
-        type=MemoryType.PROJECT,
-        title=title,
-        description=description,
-        body=body,
-        mtime=mtime,
-    )
+    return memory(title, description, body, name=name, mtime=mtime)
 
 
 OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from memrecall.delivery import (
+from memrecall.simulation.delivery import (
     LATENCIES_MS,
     STAND_IN,
     CaseRun,
@@ -23,7 +23,7 @@ from memrecall.delivery import (
     evaluate_delivery,
     run_cases,
 )
-from memrecall.evaluation import SEMANTIC_SLICE, Corpus, load_corpus
+from memrecall.tooling.evaluation import SEMANTIC_SLICE, Corpus, load_corpus
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 BUDGET_MS = 100

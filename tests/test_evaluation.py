@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from memrecall import evaluation
 from memrecall.cli import main
-from memrecall.evaluation import (
+from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.tooling import evaluation
+from memrecall.tooling.evaluation import (
     SCORERS,
     Case,
     CorpusError,
@@ -24,7 +25,6 @@ from memrecall.evaluation import (
     parse_corpus,
     random_floor,
 )
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 

@@ -11,10 +11,10 @@ from trio.testing import MockClock
 
 from memrecall.actors import SimulatedSelector, open_engine
 from memrecall.cli import main
-from memrecall.engine.source import StaticSource
-from memrecall.eventlog import EventLog, PlanStep, eventlog_codec, replay
 from memrecall.events import LogDecodeError
-from memrecall.safety import check_log
+from memrecall.simulation.eventlog import EventLog, PlanStep, eventlog_codec, replay
+from memrecall.simulation.safety import check_log
+from memrecall.sources.source import StaticSource
 
 from .lifecycle_kit import DEPLOY_C, POOL, WALL, choose
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 import trio
 
 from memrecall.actors import SimulatedSelector, open_engine
-from memrecall.engine import feature_store
-from memrecall.engine.feature_store import FeatureStore, feature_key
-from memrecall.engine.ranking import DocumentFeatures, FieldedIndex
-from memrecall.engine.scanner import MemoryTree
-from memrecall.engine.source import FieldedRanking
-from memrecall.evaluation import load_corpus
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
 from memrecall.events import MemoryDocument
+from memrecall.sources import feature_store
+from memrecall.sources.feature_store import FeatureStore, feature_key
+from memrecall.sources.scanner import MemoryTree
+from memrecall.sources.source import FieldedRanking
+from memrecall.tooling.evaluation import load_corpus
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 QUERIES = ("deploy rollback", "回滚", "デプロイ", "owner of the dashboard", "zebra")
@@ -27,9 +28,11 @@ def count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[MemoryDocument]:
     calls: list[MemoryDocument] = []
     real = DocumentFeatures.of
 
-    def spy(cls: type[DocumentFeatures], document: MemoryDocument) -> DocumentFeatures:
+    def spy(
+        cls: type[DocumentFeatures], /, document: MemoryDocument, **options: Any
+    ) -> DocumentFeatures:
         calls.append(document)
-        return real(document)
+        return real(document, **options)
 
     monkeypatch.setattr(DocumentFeatures, "of", classmethod(spy))
     return calls
@@ -141,7 +144,9 @@ async def test_an_engine_reuses_the_features_of_the_previous_one(
         tree, selector=selector, catalog_cache=cache, scan_in_thread=False
     ) as engine:
         await (await engine.open_session()).user_query("deploy note")
-    assert await trio.Path(str(cache) + ".features").exists()
+    # The catalog keeps the features in its own file: one cache file, not two.
+    assert await trio.Path(str(cache)).exists()
+    assert not await trio.Path(str(cache) + ".features").exists()
     calls = count_analyses(monkeypatch)
     async with open_engine(
         tree, selector=selector, catalog_cache=cache, scan_in_thread=False

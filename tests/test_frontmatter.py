@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from memrecall.engine.frontmatter import ParsedTopic, ParseFailure, parse_topic
 from memrecall.events import MemoryType
+from memrecall.sources.frontmatter import ParsedTopic, ParseFailure, parse_topic
 
 
 def topic(front: str, body: str = "Body text.") -> str:

@@ -19,13 +19,12 @@ import pytest
 import trio
 
 from memrecall.actors import MemoryBlock, open_engine
-from memrecall.engine import catalog_store
-from memrecall.engine.catalog import CatalogSource
-from memrecall.engine.catalog_store import STALE_TEMPORARY_S, prune_cache_dir
-from memrecall.engine.feature_store import FeatureStore
-from memrecall.engine.scanner import DiagnosticKind, MemoryTree, scan_tree
-from memrecall.engine.source import RankedSource
 from memrecall.events import Scope
+from memrecall.sources.catalog import store as catalog_store
+from memrecall.sources.catalog.source import CatalogSource
+from memrecall.sources.catalog.store import STALE_TEMPORARY_S, prune_cache_dir
+from memrecall.sources.feature_store import FeatureStore
+from memrecall.sources.scanner import DiagnosticKind, MemoryTree, scan_tree
 
 from .test_catalog import HAS_INOTIFY, MODES, assert_fresh, note, write
 
@@ -292,14 +291,13 @@ def test_a_fifo_at_a_cache_path_never_blocks_the_engine(tmp_path: Path, which: s
     assert block is not None
     assert block.paths == (str(project / "deploy.md"),)
     assert fifo.is_fifo()  # left alone, not replaced
-    assert isinstance(source, RankedSource)  # the default: fielded scorer over the catalog
-    assert isinstance(source.inner, CatalogSource)
+    assert isinstance(source, CatalogSource)  # it keeps the fielded scorer's data itself
     if which == "catalog":
-        assert source.inner.stats.load_problem == "not a regular file"
-        assert source.inner.cache_path is None
-    else:
-        assert source.inner.cache_path == str(cache)
-        assert source.ranking.store.path is None  # the features run in memory only
+        assert source.stats.load_problem == "not a regular file"
+        assert source.cache_path is None
+    else:  # the features live in the catalog file: a FIFO beside it is never opened
+        assert source.cache_path == str(cache)
+        assert source.stats.load_problem is None
 
 
 @pytest.mark.parametrize("kind", ["fifo", "directory", "device"])

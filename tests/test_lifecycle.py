@@ -389,7 +389,7 @@ async def test_sessions_do_not_share_surfaced_documents(autojump_clock: MockCloc
 async def test_the_scan_runs_in_a_worker_thread_by_default() -> None:
     # Without the mock-clock opt-out, the deterministic pass runs off the event loop.
     from memrecall.actors import open_engine
-    from memrecall.engine.source import StaticSource
+    from memrecall.sources.source import StaticSource
 
     from .lifecycle_kit import POOL, WALL
 

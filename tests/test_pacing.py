@@ -10,23 +10,15 @@ from trio.testing import MockClock, wait_all_tasks_blocked
 
 from memrecall.actors import SimulatedSelector, open_engine
 from memrecall.actors.plan import PAUSE_LEAD, MemoryBlock
-from memrecall.engine import pacing
 from memrecall.engine.plan import INITIAL_WAIT
-from memrecall.engine.source import Snapshot, StaticSource
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.events.documents import MemoryDocument, MemoryType
+from memrecall.sources import pacing
+from memrecall.sources.source import Snapshot, StaticSource
+from tests.factories import memory
 
 
 def _doc(title: str) -> MemoryDocument:
-    return MemoryDocument(
-        scope=Scope.PROJECT,
-        path=f"/m/{title}.md",
-        relative_path=f"{title}.md",
-        type=MemoryType.REFERENCE,
-        title=title,
-        description="",
-        body=f"{title} notes",
-        mtime=0.0,
-    )
+    return memory(title, body=f"{title} notes", kind=MemoryType.REFERENCE)
 
 
 class _ScanInProgress:

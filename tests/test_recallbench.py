@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memrecall.cli import main
-from memrecall.recallbench import MODES, RecallRow, percentile, query_mix
+from memrecall.tooling.recallbench import MODES, RecallRow, percentile, query_mix
 
 
 def test_a_tiny_run_prints_one_row_per_mode_with_sane_figures(

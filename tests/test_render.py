@@ -20,9 +20,10 @@ from memrecall.engine.render import (
     age_text,
     render_block,
 )
-from memrecall.engine.scanner import MemoryTree, scan_tree
-from memrecall.engine.text import EMPTY_BODY_PLACEHOLDER, utf16_len
+from memrecall.engine.scoring.text import EMPTY_BODY_PLACEHOLDER, utf16_len
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.sources.scanner import MemoryTree, scan_tree
+from tests.factories import memory
 
 DAY = 86_400.0
 NOW = 1_750_000_000.0
@@ -37,16 +38,7 @@ def doc(
     relative_path: str = "project/deploy.md",
     path: str = "/memory/project/deploy.md",
 ) -> MemoryDocument:
-    return MemoryDocument(
-        scope=Scope.PROJECT,
-        path=path,
-        relative_path=relative_path,
-        type=MemoryType.PROJECT,
-        title=title,
-        description=description,
-        body=body,
-        mtime=NOW - age,
-    )
+    return memory(title, description, body, relative_path=relative_path, path=path, mtime=NOW - age)
 
 
 def document_lines(block: str) -> list[str]:

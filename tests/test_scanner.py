@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from memrecall.engine.scanner import (
+from memrecall.events import MemoryType, Scope
+from memrecall.sources.scanner import (
     DiagnosticKind,
     MemoryTree,
     Root,
     scan_tree,
 )
-from memrecall.events import MemoryType, Scope
 
 
 def write(path: Path, text: str | bytes, mtime: float | None = None) -> Path:

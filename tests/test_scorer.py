@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scorer import (
+from memrecall.engine.scoring.reference import (
     MAX_BODY_CHARS,
     TYPE_KEYWORDS,
     DocumentFields,
@@ -22,33 +22,12 @@ from memrecall.engine.scorer import (
     rank_plain,
     score_plain,
 )
-from memrecall.engine.text import EMPTY_BODY_PLACEHOLDER
-from memrecall.engine.tokens import query_tokens
+from memrecall.engine.scoring.text import EMPTY_BODY_PLACEHOLDER
+from memrecall.engine.scoring.tokens import query_tokens
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from tests.factories import filed as doc
 
 _serial = itertools.count()
-
-
-def doc(
-    title: str,
-    description: str = "",
-    body: str = "",
-    *,
-    kind: MemoryType = MemoryType.REFERENCE,
-    mtime: float = 0.0,
-    scope: Scope = Scope.PROJECT,
-) -> MemoryDocument:
-    name = f"doc-{next(_serial)}.md"
-    return MemoryDocument(
-        scope=scope,
-        path=f"/memory/{scope.value}/{kind.value}/{name}",
-        relative_path=f"{kind.value}/{name}",
-        type=kind,
-        title=title,
-        description=description,
-        body=body,
-        mtime=mtime,
-    )
 
 
 def select(query: str, documents: Sequence[MemoryDocument], limit: int = 5) -> list[MemoryDocument]:

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from memrecall.cli import main
 from memrecall.engine.plan import Plan, PlanState, Step, step
-from memrecall.eventlog import eventlog_codec, replay
 from memrecall.events import PlanEvent, ToolResult
-from memrecall.safety import check_log
-from simulations.runner import SimOptions, options_for_seed, run_once, simulate
+from memrecall.simulation.eventlog import eventlog_codec, replay
+from memrecall.simulation.runner import SimOptions, options_for_seed, run_once, simulate
+from memrecall.simulation.safety import check_log
 from tests.conftest import chosen_profile
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -85,17 +85,19 @@ def test_the_simulate_command_writes_a_replayable_log_on_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    from simulations import runner
+    from memrecall.simulation import runner
 
     real = runner.simulate
     seed = next(
         s for s in range(1, 60) if violates(attrs.evolve(options_for_seed(s), cancel_share=0.0))
     )
     monkeypatch.setattr(
-        "simulations.cli.options_for_seed",
+        "memrecall.simulation.cli.options_for_seed",
         lambda s: attrs.evolve(options_for_seed(s), cancel_share=0.0),
     )
-    monkeypatch.setattr("simulations.cli.simulate", lambda o: real(o, step_function=faulty_step))
+    monkeypatch.setattr(
+        "memrecall.simulation.cli.simulate", lambda o: real(o, step_function=faulty_step)
+    )
     assert main(["simulate", "--seed", str(seed), "--runs", "1"]) == 1
     out = capsys.readouterr().out
     assert f"reproduce: uv run memrecall simulate --seed {seed} --runs 1" in out

@@ -12,9 +12,9 @@ import trio
 import trio.testing
 
 from memrecall.actors import open_engine
-from memrecall.engine.source import StaticSource
 from memrecall.events import TelemetryRecord
-from memrecall.sinks import GuardedSink, JsonlSink, MemorySink, telemetry_codec
+from memrecall.sources.source import StaticSource
+from memrecall.telemetry.sinks import GuardedSink, JsonlSink, MemorySink, telemetry_codec
 
 from .lifecycle_kit import POOL, WALL, terminals
 

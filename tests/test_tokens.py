@@ -6,14 +6,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.text import (
+from memrecall.engine.scoring.text import (
     EMPTY_BODY_PLACEHOLDER,
     body_text,
     normalize,
     utf16_len,
     utf16_prefix,
 )
-from memrecall.engine.tokens import MAX_QUERY_TOKENS, bounded_tokens, query_tokens, raw_tokens
+from memrecall.engine.scoring.tokens import (
+    MAX_QUERY_TOKENS,
+    bounded_tokens,
+    query_tokens,
+    raw_tokens,
+)
 
 # --- normalize ---------------------------------------------------------------------------------
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memrecall.engine.analysis import query_terms
-from memrecall.engine.ranking import FieldedIndex
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.engine.scoring.analysis import query_terms
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.events.documents import MemoryDocument
+from tests.factories import memory
 
 # Stems with inflections (variants of each other), near misses that are not variants,
 # and words every document may share, so merged postings overlap and ties happen.
@@ -31,21 +32,22 @@ def _oracle(index: FieldedIndex, query: str) -> tuple[dict[int, float], float]:
     scores: dict[int, float] = {}
     mass = 0.0
     idf_max = index._idf_max
-    postings = index._postings
+    postings = index._term_postings
     for qt in query_terms(query):
-        mass += qt.weight * index._idf.get(qt.term, idf_max)
+        idf = index._idf(qt.term)
+        mass += qt.weight * (idf_max if idf is None else idf)
         keys = index._keys(qt.term, qt.kind)
         if not keys:
             continue
         weight = qt.weight
         if len(keys) == 1 and keys[0][1] == 1.0:
-            docs, values = postings[keys[0][0]]
+            docs, values = postings(keys[0][0])
             for doc, value in zip(docs, values, strict=True):
                 scores[doc] = scores.get(doc, 0.0) + weight * value
             continue
         best: dict[int, float] = {}
         for key, credit in keys:
-            docs, values = postings[key]
+            docs, values = postings(key)
             for doc, value in zip(docs, values, strict=True):
                 credited = value * credit
                 if credited > best.get(doc, 0.0):
@@ -56,16 +58,7 @@ def _oracle(index: FieldedIndex, query: str) -> tuple[dict[int, float], float]:
 
 
 def _doc(i: int, title: str, description: str, body: str, mtime: int) -> MemoryDocument:
-    return MemoryDocument(
-        scope=Scope.PROJECT,
-        path=f"/m/d{i}.md",
-        relative_path=f"d{i}.md",
-        type=MemoryType.PROJECT,
-        title=title,
-        description=description,
-        body=body,
-        mtime=float(mtime),
-    )
+    return memory(title, description, body, name=f"d{i}", mtime=float(mtime))
 
 
 @st.composite

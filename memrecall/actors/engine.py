@@ -3,7 +3,7 @@
 Every argument of :func:`open_engine` and :meth:`Engine.open_session` is
 checked in the caller's task before anything starts (``TypeError`` /
 ``ValueError`` naming the argument). Telemetry sinks are wrapped in
-:class:`~memrecall.sinks.GuardedSink`, so a sink that raises is logged once and
+:class:`~memrecall.telemetry.sinks.GuardedSink`, so a sink that raises is logged once and
 skipped. A memory tree's roots are checked when the engine opens: one that is
 missing or not a directory is a WARNING log line and an entry in
 :attr:`Engine.diagnostics`. A closed session is forgotten by the engine.
@@ -24,20 +24,18 @@ from typing import get_args
 import attrs
 import trio
 
-from memrecall.engine.catalog import CatalogSource
-from memrecall.engine.catalog_store import CacheLocation, default_cache_path
-from memrecall.engine.feature_store import FeatureStore
 from memrecall.engine.plan import StepFunction, step
-from memrecall.engine.scanner import Diagnostic, DiagnosticKind, MemoryTree
-from memrecall.engine.source import (
+from memrecall.sources.catalog.source import CatalogSource
+from memrecall.sources.catalog.store import CacheLocation, default_cache_path
+from memrecall.sources.scanner import Diagnostic, DiagnosticKind, MemoryTree
+from memrecall.sources.source import (
     DEFAULT_SCORER,
     DocumentSource,
-    FieldedRanking,
     RankedSource,
     ScorerName,
     TreeSource,
 )
-from memrecall.sinks import GuardedSink, TelemetrySink
+from memrecall.telemetry.sinks import GuardedSink, TelemetrySink
 
 from .arguments import (
     check_bool,
@@ -155,7 +153,7 @@ async def open_engine(
     """Open an engine over a memory tree (or any document source).
 
     For a memory tree the engine keeps a catalog of parsed documents shared by
-    all its sessions (:class:`~memrecall.engine.catalog.CatalogSource`), so a
+    all its sessions (:class:`~memrecall.sources.catalog.source.CatalogSource`), so a
     recall reads only what changed. ``catalog_cache`` is where the catalog is
     persisted for the next process: by default a file under
     ``$XDG_CACHE_HOME/memrecall/`` (else ``~/.cache/memrecall/``) named after
@@ -201,16 +199,12 @@ async def open_engine(
     elif catalog:
         if catalog_cache is CacheLocation.DEFAULT:
             catalog_cache = default_cache_path([(r.scope.value, r.path) for r in memory.roots])
-        source = owned = CatalogSource(memory, cache_path=catalog_cache)
+        # The catalog keeps the scorer's per-document data (and persists it in its file).
+        source = owned = CatalogSource(memory, cache_path=catalog_cache, scorer=scorer)
     else:
         source = TreeSource(memory)
-    ranking: FieldedRanking | None = None
-    if isinstance(memory, MemoryTree) and scorer == "fielded":
-        # The scorer's per-document features persist next to the catalog's file.
-        store_path = None if owned is None else owned.cache_path
-        store = FeatureStore(None if store_path is None else store_path + ".features")
-        ranking = FieldedRanking(store)
-        source = RankedSource(source, ranking)
+    if isinstance(memory, MemoryTree) and owned is None and scorer == "fielded":
+        source = RankedSource(source)
     settings = EngineSettings(
         source=source,
         selector=selector,
@@ -239,9 +233,6 @@ async def open_engine(
                 # Saves the catalog file; waits for a scan still running in a worker thread.
                 with trio.CancelScope(shield=True):
                     await trio.to_thread.run_sync(owned.close)
-            if ranking is not None:
-                with trio.CancelScope(shield=True):
-                    await trio.to_thread.run_sync(ranking.save)
 
 
 _DRAIN_SECONDS = 5.0

@@ -22,11 +22,9 @@ from typing import Protocol
 import attrs
 import trio
 
-from memrecall.engine import pacing
-from memrecall.engine.candidates import RecallCandidates
 from memrecall.engine.plan import Plan, PlanOptions, StepFunction, start, step
 from memrecall.engine.render import MAX_PROMPT_DOCS
-from memrecall.engine.source import DocumentSource, prepare_recall
+from memrecall.engine.scoring.candidates import RecallCandidates
 from memrecall.events.effects import (
     ArmInitialDeadline,
     CallSelector,
@@ -50,7 +48,9 @@ from memrecall.events.inputs import (
     UserQuery,
 )
 from memrecall.events.telemetry import DeliveryPoint, Phase
-from memrecall.sinks import TelemetrySink
+from memrecall.sources import pacing
+from memrecall.sources.source import DocumentSource, prepare_recall
+from memrecall.telemetry.sinks import TelemetrySink
 
 from .selector import (
     SELECTOR_CEILING,
@@ -68,7 +68,7 @@ PAUSE_LEAD = 0.020
 """How long before the initial deadline worker threads are asked to step aside (seconds).
 
 From then until the caller has its answer the plan holds
-:data:`memrecall.engine.pacing.PACER`, so the loop's hops from the timer to
+:data:`memrecall.sources.pacing.PACER`, so the loop's hops from the timer to
 ``user_query``'s return do not queue behind a CPU-bound scan for the GIL.
 """
 

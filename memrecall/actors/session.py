@@ -29,7 +29,7 @@ import attrs
 import trio
 
 from memrecall.engine.plan import PlanOptions
-from memrecall.engine.text import utf16_len
+from memrecall.engine.scoring.text import utf16_len
 from memrecall.events.inputs import (
     Abort,
     Reset,
@@ -83,6 +83,8 @@ class _Request:
     initial: OneShot | None = None
     done: trio.Event = attrs.field(factory=trio.Event)
     error: Exception | None = None
+    started_at: float | None = None
+    """When the caller asked (``user_query``): the 100 ms initial wait counts from here."""
 
 
 class Session:
@@ -114,7 +116,11 @@ class Session:
         holds a lone surrogate), ``recent_tools`` an iterable of ``str`` (not a
         single ``str``), ``query_id`` ``None`` or a non-empty printable ``str``
         not used before in this session (``ValueError``).
+
+        The wait counts from this call, so time spent waiting for the previous
+        plan to be discarded is part of the 100 ms.
         """
+        started_at = trio.current_time()
         check_text("text", text)
         names = check_tool_names("recent_tools", recent_tools)
         check_id("query_id", query_id)
@@ -130,7 +136,7 @@ class Session:
                 query_id += "+"
         self._query_ids.add(query_id)
         event = UserQuery(query_id=query_id, text=text, recent_tools=tools)
-        request = await self._request(event)
+        request = await self._request(event, started_at=started_at)
         assert request.initial is not None
         return await request.initial.wait()
 
@@ -183,10 +189,12 @@ class Session:
             )
         return f"session {self.session_id} is closed"
 
-    async def _request(self, event: RuntimeEvent) -> _Request:
+    async def _request(
+        self, event: RuntimeEvent, *, started_at: float | None = None
+    ) -> _Request:
         if self._closed:
             raise SessionClosedError(self._closed_message())
-        request = _Request(event)
+        request = _Request(event, started_at=started_at)
         try:
             await self._send.send(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -256,7 +264,8 @@ class Session:
         if isinstance(event, UserQuery):
             if current is not None:
                 await current.send(event).wait()
-            self._plan = self._new_plan(event)
+            started_at = trio.current_time() if request.started_at is None else request.started_at
+            self._plan = self._new_plan(event, started_at)
             await plans.start(self._plan.run)
             request.initial = self._plan.initial
             return
@@ -272,11 +281,11 @@ class Session:
             await reply.wait()
             request.reply = reply
 
-    def _new_plan(self, query: UserQuery) -> PlanActor:
+    def _new_plan(self, query: UserQuery, started_at: float) -> PlanActor:
         settings = self._settings
         options = PlanOptions(
             query_length=utf16_len(query.text),
-            started_at=trio.current_time(),
+            started_at=started_at,
             wall_time=settings.wall_clock(),
             model_selection=settings.selector is not None,
             fast_result=settings.fast_result,

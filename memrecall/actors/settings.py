@@ -8,8 +8,8 @@ from collections.abc import Callable
 import attrs
 
 from memrecall.engine.plan import StepFunction, step
-from memrecall.engine.source import DocumentSource
-from memrecall.sinks import TelemetrySink
+from memrecall.sources.source import DocumentSource
+from memrecall.telemetry.sinks import TelemetrySink
 
 from .plan import PlanObserver
 from .selector import Selector

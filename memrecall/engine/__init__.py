@@ -1,1 +1,5 @@
-"""The pure core: documents, scanning, scoring, candidates, rendering and the plan state machine."""
+"""The pure, sans-IO core: the plan state machine, rendering, and :mod:`~memrecall.engine.scoring`.
+
+Nothing here reads files, clocks or threads (``tests/test_architecture.py`` checks the imports);
+time, documents and pacing come in as arguments.
+"""

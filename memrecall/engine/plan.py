@@ -37,6 +37,7 @@ from typing import Any, TypeAlias
 import attrs
 import msgspec
 
+from memrecall.engine.render import MAX_FAST_DOCS, MAX_PROMPT_DOCS, render_block
 from memrecall.events.documents import MemoryDocument
 from memrecall.events.effects import (
     ArmInitialDeadline,
@@ -71,8 +72,6 @@ from memrecall.events.telemetry import (
     SelectionRecord,
     Strategy,
 )
-
-from .render import MAX_FAST_DOCS, MAX_PROMPT_DOCS, render_block
 
 __all__ = [
     "EVENT_TYPES",

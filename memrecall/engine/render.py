@@ -25,10 +25,9 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Final
 
+from memrecall.engine.scoring.reference import MAX_BODY_CHARS
+from memrecall.engine.scoring.text import body_text, utf16_len, utf16_prefix
 from memrecall.events.documents import MemoryDocument
-
-from .scorer import MAX_BODY_CHARS
-from .text import body_text, utf16_len, utf16_prefix
 
 __all__ = [
     "HEADER",

@@ -1,8 +1,8 @@
 """Memory documents as plain data.
 
 A document is what the scanner read from one topic file. It is data only: the
-parser lives in :mod:`memrecall.engine.frontmatter`, the scanner in
-:mod:`memrecall.engine.scanner`. Documents travel inside internal events and
+parser lives in :mod:`memrecall.sources.frontmatter`, the scanner in
+:mod:`memrecall.sources.scanner`. Documents travel inside internal events and
 effects (and so inside event logs), which is why they are msgspec Structs.
 """
 

@@ -15,6 +15,8 @@ import enum
 
 import attrs
 
+from memrecall.governance.scopes import ScopeType, WorkspaceType
+
 __all__ = [
     "GLOBAL",
     "ExecutionContext",
@@ -26,21 +28,6 @@ __all__ = [
     "WorkspaceType",
     "visible_scopes",
 ]
-
-
-class WorkspaceType(enum.StrEnum):
-    """The kinds of workspace a memory can be scoped to."""
-
-    LEARNING = "learning"
-    TEACHING = "teaching"
-    RESEARCH = "research"
-
-
-class ScopeType(enum.StrEnum):
-    """A memory's scope level."""
-
-    GLOBAL = "global"
-    WORKSPACE = "workspace"
 
 
 class SessionMode(enum.StrEnum):

@@ -21,10 +21,15 @@ from typing import Literal, Protocol
 
 import attrs
 
+from memrecall.governance import Candidate, CandidateStatus, MemorySettings, ProfileEntry
+from memrecall.governance.profile import ProjectableMemory
+
+from .contract_fields import ContractFields
 from .model import (
     AuditEvent,
     ChangedVia,
     ChangeType,
+    GovernanceEvent,
     MemoryRecord,
     MemoryScope,
     MemoryVersion,
@@ -33,7 +38,17 @@ from .model import (
     Tombstone,
 )
 
-__all__ = ["KEEP", "ContentChange", "ForgetResult", "Keep", "NewMemory", "SaveOutcome", "Store"]
+__all__ = [
+    "KEEP",
+    "ContentChange",
+    "ForgetResult",
+    "Keep",
+    "NewMemory",
+    "Rejection",
+    "SaveOutcome",
+    "Store",
+    "StoreChanges",
+]
 
 
 class Keep(enum.Enum):
@@ -87,6 +102,17 @@ class ContentChange:
 
 
 @attrs.frozen
+class StoreChanges:
+    """The answer of :meth:`Store.changes_since` (an incremental index applies it)."""
+
+    memory_revision: int
+    cursor: int
+    records: tuple[MemoryRecord, ...]
+    removed: tuple[str, ...]
+    full: bool
+
+
+@attrs.frozen
 class ForgetResult:
     """The tombstone, and whether the files were scrubbed (WAL checkpointed and truncated).
 
@@ -97,6 +123,14 @@ class ForgetResult:
 
     tombstone: Tombstone
     scrubbed: bool
+
+
+@attrs.frozen
+class Rejection:
+    """A rejected candidate's fingerprint (no content), and the memory it was about, if any."""
+
+    fingerprint: str
+    memory_id: str | None
 
 
 class Store(Protocol):
@@ -210,6 +244,137 @@ class Store(Protocol):
 
         Expiry is not applied here (it depends on the caller's clock): retrieval filters it.
         """
+        ...
+
+    def changes_since(
+        self, user_id: str, scopes: Sequence[MemoryScope], cursor: int | None
+    ) -> StoreChanges:
+        """What changed for ``user_id`` in ``scopes`` after ``cursor``, read in one transaction.
+
+        ``cursor`` is a value of :attr:`StoreChanges.cursor` from an earlier call, or None for
+        everything (``full`` True: ``records`` are all active records in ``scopes``).
+        Otherwise ``records`` are the current active records (in ``scopes``) among the
+        memories written after the cursor, and ``removed`` the ids of the others (suppressed,
+        forgotten, moved out of ``scopes``). The cursor is opaque to callers.
+        """
+        ...
+
+    def find_key(self, user_id: str, scope: MemoryScope, key: str) -> MemoryRecord | None:
+        """The record (any status) under a normalised key in a scope, if any."""
+        ...
+
+    # --------------------------------------------------------------- candidates (v2)
+
+    def put_candidate(
+        self,
+        candidate: Candidate,
+        *,
+        expected_status: CandidateStatus | None,
+        now: datetime,
+        rejection: Rejection | None = None,
+        events: Sequence[GovernanceEvent] = (),
+    ) -> None:
+        """Insert (``expected_status`` None) or overwrite a candidate whose stored status is
+        still ``expected_status``, plus a rejection fingerprint and audit events, in one
+        transaction. Raises ``CandidateConflict`` when the stored status differs."""
+        ...
+
+    def get_candidate(self, user_id: str, candidate_id: str) -> Candidate:
+        """One of the user's candidates. Raises ``NotFound``."""
+        ...
+
+    def list_candidates(
+        self, user_id: str, *, status: CandidateStatus | None = None
+    ) -> list[Candidate]:
+        """The user's candidates, oldest first."""
+        ...
+
+    def due_candidates(self, now: datetime, limit: int = 500) -> list[Candidate]:
+        """Pending candidates of every user with ``expires_at <= now`` (the expiry sweep)."""
+        ...
+
+    def apply_candidate(
+        self,
+        accepted: Candidate,
+        *,
+        create: NewMemory | None,
+        change: ContentChange | None,
+        expected_revision: int | None,
+        now: datetime,
+        events: Sequence[GovernanceEvent] = (),
+    ) -> MemoryRecord:
+        """Write an accepted candidate in one transaction: the candidate must still be
+        pending (else ``CandidateConflict``); then either ``create`` (``KeyConflict`` if the
+        key is taken) or ``change`` of ``accepted.resulting_memory_id`` at
+        ``expected_revision`` (``RevisionConflict`` if stale); the candidate row becomes
+        ``accepted``. Any error writes nothing."""
+        ...
+
+    def has_rejection(self, user_id: str, fingerprint: str) -> bool:
+        """Whether the user rejected a candidate with this fingerprint."""
+        ...
+
+    # --------------------------------------------------------------- settings, events
+
+    def get_settings(self, user_id: str) -> MemorySettings:
+        """The user's stored memory settings (defaults when never set)."""
+        ...
+
+    def put_settings(self, user_id: str, settings: MemorySettings, now: datetime) -> None:
+        """Store the user's memory settings (advances memory_revision)."""
+        ...
+
+    def add_events(self, events: Sequence[GovernanceEvent], now: datetime) -> None:
+        """Append governance audit events (policy denials and the like)."""
+        ...
+
+    def governance_events(self, user_id: str) -> list[GovernanceEvent]:
+        """The user's governance audit events, oldest first."""
+        ...
+
+    # --------------------------------------------------------------- profile projection
+
+    def set_projection_mark(
+        self, user_id: str, memory_id: str, projection: tuple[str, str] | None
+    ) -> None:
+        """Mark a memory projectable as ``(field, value)``, or unmark it (None)."""
+        ...
+
+    def set_profile_setting(self, user_id: str, field: str, value: str | None) -> None:
+        """Set (or clear, None) an explicit profile setting; settings beat projections."""
+        ...
+
+    def projection_inputs(self, user_id: str) -> tuple[list[ProjectableMemory], dict[str, str]]:
+        """The user's projectable memories and explicit profile settings, in one read."""
+        ...
+
+    def get_projection(self, user_id: str) -> dict[str, ProfileEntry]:
+        """The stored (memory-derived) profile entries by field."""
+        ...
+
+    def put_projection(
+        self,
+        user_id: str,
+        entries: dict[str, ProfileEntry],
+        now: datetime,
+        events: Sequence[GovernanceEvent] = (),
+    ) -> None:
+        """Replace the user's stored profile entries (one transaction, with events)."""
+        ...
+
+    # --------------------------------------------------------------- memory-tool fields (v3)
+
+    def contract_fields(self, user_id: str) -> dict[str, ContractFields]:
+        """The memory tools' side rows of the user's memories, by memory_id (docs/tools.md)."""
+        ...
+
+    def put_contract_fields(self, user_id: str, memory_id: str, fields: ContractFields) -> None:
+        """Write (insert or replace) one memory's side row. Raises ``NotFound``."""
+        ...
+
+    def add_hits(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, int]:
+        """Add one hit to each of the user's memories named (each id once; unknown ids are
+        skipped); the new counts. Changes no revision."""
         ...
 
     def close(self) -> None:

@@ -11,11 +11,16 @@ from datetime import datetime
 
 import attrs
 
+from memrecall.governance.context import Scope
+from memrecall.governance.scopes import ScopeType, WorkspaceType
+
 __all__ = [
     "AuditEvent",
     "AuditType",
+    "CandidateConflict",
     "ChangeType",
     "ChangedVia",
+    "GovernanceEvent",
     "InvalidInput",
     "KeyConflict",
     "MemoryRecord",
@@ -31,21 +36,6 @@ __all__ = [
     "WorkspaceType",
     "visible_scopes",
 ]
-
-
-class ScopeType(enum.StrEnum):
-    """Where a memory lives: everywhere, or in one kind of workspace."""
-
-    GLOBAL = "global"
-    WORKSPACE = "workspace"
-
-
-class WorkspaceType(enum.StrEnum):
-    """The workspace kinds of seed 002 §5."""
-
-    LEARNING = "learning"
-    TEACHING = "teaching"
-    RESEARCH = "research"
 
 
 class SourceType(enum.StrEnum):
@@ -117,6 +107,15 @@ class MemoryScope:
     def of_workspace(cls, workspace: WorkspaceType) -> MemoryScope:
         """The scope of one workspace type."""
         return cls(ScopeType.WORKSPACE, workspace)
+
+    @classmethod
+    def from_scope(cls, scope: Scope) -> MemoryScope:
+        """The store's scope for a governance :class:`~memrecall.governance.Scope`."""
+        return cls(scope.scope_type, scope.workspace_type)
+
+    def as_scope(self) -> Scope:
+        """This scope as governance's :class:`~memrecall.governance.Scope` (same enums)."""
+        return Scope(self.type, self.workspace)
 
     @property
     def label(self) -> str:
@@ -207,6 +206,23 @@ class Tombstone:
     final_revision: int
 
 
+@attrs.frozen
+class GovernanceEvent:
+    """A governance audit row (policy denials, candidate decisions, projections).
+
+    ``details`` holds enums and ids only (e.g. the :class:`~memrecall.governance.PolicyDeniedEvent`
+    fields): never a key, content or content hash. ``event_id`` is 0 until stored.
+    """
+
+    event_type: str
+    user_id: str
+    details: dict[str, str | None] = attrs.field(factory=dict)
+    memory_id: str | None = None
+    candidate_id: str | None = None
+    event_id: int = 0
+    created_at: datetime | None = None
+
+
 class StoreError(Exception):
     """Base of every error the store raises on purpose."""
 
@@ -247,3 +263,14 @@ class KeyConflict(StoreError):
         )
         self.memory_id = memory_id
         self.current_revision = current
+
+
+class CandidateConflict(StoreError):
+    """The candidate is no longer in the status the caller read (someone decided it first)."""
+
+    def __init__(self, candidate_id: str, status: str | None) -> None:
+        super().__init__(
+            f"candidate {candidate_id} is {status or 'gone'}; read it again before deciding"
+        )
+        self.candidate_id = candidate_id
+        self.status = status

@@ -10,13 +10,15 @@ readers for SQLite; see :mod:`memrecall.store.sqlite`). Nothing here knows SQL.
 Search (seed 002 §10, §16): visibility is computed from the caller's workspace first; the
 cache key then holds user, workspace, visible scopes, normalised query, category, limit,
 ``memory_revision`` and :data:`~memrecall.store.retrieval.RETRIEVAL_VERSION`. On a miss the
-service reuses a prepared :class:`~memrecall.store.retrieval.RetrievalView` of the same
-``memory_revision`` or builds one from a consistent snapshot.
+service brings its :class:`~memrecall.store.retrieval.LiveView` of (user, visible scopes) up
+to date by applying only the changes since its cursor
+(:meth:`~memrecall.store.backend.Store.changes_since`), then asks it.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import uuid
 from collections import OrderedDict
@@ -27,13 +29,25 @@ from typing import TypeVar
 import attrs
 import trio
 
+from memrecall.governance import (
+    AcceptEdits,
+    Candidate,
+    CandidateOperation,
+    CandidateStatus,
+    MemorySettings,
+    ProfileEntry,
+)
+
+from . import candidates as _candidates
 from .backend import KEEP, ContentChange, ForgetResult, Keep, NewMemory, SaveOutcome, Store
 from .cache import CacheKey, QueryCache
+from .candidates import AcceptOutcome, ProposeOutcome
 from .keys import check_category, check_content, normalize_key
 from .model import (
     AuditEvent,
     ChangedVia,
     ChangeType,
+    GovernanceEvent,
     InvalidInput,
     MemoryRecord,
     MemoryScope,
@@ -44,11 +58,13 @@ from .model import (
     WorkspaceType,
     visible_scopes,
 )
-from .retrieval import RETRIEVAL_VERSION, Budget, RetrievalView, SearchHit, normalize_query
+from .projection import Projector, rebuild_projection
+from .retrieval import RETRIEVAL_VERSION, Budget, LiveView, SearchHit, normalize_query
 
 __all__ = ["MemoryService", "SearchResult", "new_memory_id", "utc_now"]
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 MAX_SEARCH_LIMIT = 50
 MAX_QUERY_CHARS = 4000
@@ -102,6 +118,7 @@ class MemoryService:
         cache_ttl: timedelta = timedelta(seconds=60),
         threads: int = 4,
         views: int = 16,
+        projector: Projector | None = rebuild_projection,
     ) -> None:
         self.store = store
         self.budget = budget or Budget()
@@ -109,8 +126,12 @@ class MemoryService:
         self._ids = ids
         self._limiter = trio.CapacityLimiter(threads)
         self._cache = QueryCache(cache_ttl)
-        self._views: OrderedDict[tuple[str, tuple[str, ...]], RetrievalView] = OrderedDict()
+        self._views: OrderedDict[tuple[str, tuple[str, ...]], tuple[LiveView, trio.Lock]] = (
+            OrderedDict()
+        )
         self._max_views = views
+        self._projector = projector
+        self.projection_failures = 0
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, **kwargs: object) -> MemoryService:
@@ -130,10 +151,28 @@ class MemoryService:
             raise InvalidInput("clock: must return timezone-aware times")
         return now
 
-    def _forget_cached(self, user_id: str) -> None:
+    def _forget_cached(self, user_id: str, memory_id: str | None = None) -> None:
+        """Drop the user's cached results; drop ``memory_id`` from the user's views (or the
+        views themselves when no id is given, or a view is being refreshed right now)."""
         self._cache.drop_user(user_id)
         for view_key in [k for k in self._views if k[0] == user_id]:
-            del self._views[view_key]
+            view, lock = self._views[view_key]
+            if memory_id is None or lock.locked():
+                del self._views[view_key]
+            else:
+                view.discard(memory_id)
+
+    async def _project(self, user_id: str) -> None:
+        """Rebuild the user's profile projection after a committed write. A failure is
+        counted (``projection_failures``) and logged by type only; it never undoes the write."""
+        if self._projector is None:
+            return
+        try:
+            now = self._now()
+            await self._run(functools.partial(self._projector, self.store, user_id, now))
+        except Exception as exc:
+            self.projection_failures += 1
+            _log.warning("profile projection failed: %s", type(exc).__name__)
 
     # ------------------------------------------------------------------ writes
 
@@ -175,7 +214,9 @@ class MemoryService:
             request_id=request_id,
         )
         now = self._now()
-        return await self._run(functools.partial(self.store.save, new, now))
+        outcome = await self._run(functools.partial(self.store.save, new, now))
+        await self._project(user_id)
+        return outcome
 
     async def _change(
         self, user_id: str, memory_id: str, expected_revision: int, change: ContentChange
@@ -188,9 +229,11 @@ class MemoryService:
         _check_time("review_after", change.review_after)
         _check_time("expires_at", change.expires_at)
         now = self._now()
-        return await self._run(
+        record = await self._run(
             functools.partial(self.store.change, user_id, memory_id, expected_revision, change, now)
         )
+        await self._project(user_id)
+        return record
 
     async def update(
         self,
@@ -275,11 +318,13 @@ class MemoryService:
         """Hide a memory from retrieval (restorable; content and history kept)."""
         _check_user(user_id)
         now = self._now()
-        return await self._run(
+        record = await self._run(
             functools.partial(
                 self.store.set_status, user_id, memory_id, Status.SUPPRESSED, now, request_id
             )
         )
+        await self._project(user_id)
+        return record
 
     async def restore(
         self, user_id: str, memory_id: str, *, request_id: str | None = None
@@ -287,11 +332,13 @@ class MemoryService:
         """Make a suppressed memory active again."""
         _check_user(user_id)
         now = self._now()
-        return await self._run(
+        record = await self._run(
             functools.partial(
                 self.store.set_status, user_id, memory_id, Status.ACTIVE, now, request_id
             )
         )
+        await self._project(user_id)
+        return record
 
     async def confirm(
         self,
@@ -317,11 +364,130 @@ class MemoryService:
         _check_user(user_id)
         now = self._now()
         try:
-            return await self._run(
+            result = await self._run(
                 functools.partial(self.store.forget, user_id, memory_id, now, request_id)
             )
         finally:
-            self._forget_cached(user_id)
+            self._forget_cached(user_id, memory_id)
+        await self._project(user_id)
+        return result
+
+    # ------------------------------------------------------------------ candidates (§8, §9)
+
+    async def propose_candidate(
+        self,
+        user_id: str,
+        scope: MemoryScope,
+        key: str,
+        content: str,
+        category: str,
+        *,
+        operation: CandidateOperation = CandidateOperation.CREATE,
+        target: MemoryRecord | None = None,
+        source_conversation_id: str | None = None,
+    ) -> ProposeOutcome:
+        """Create a pending candidate (skipped when the same proposal was rejected before)."""
+        _check_user(user_id)
+        return await _candidates.propose(
+            self,
+            user_id,
+            operation=operation,
+            scope=scope,
+            key=key,
+            content=content,
+            category=category,
+            target=target,
+            source_conversation_id=source_conversation_id,
+        )
+
+    async def get_candidate(self, user_id: str, candidate_id: str) -> Candidate:
+        """One of the user's candidates. Raises ``NotFound``."""
+        _check_user(user_id)
+        return await self._run(functools.partial(self.store.get_candidate, user_id, candidate_id))
+
+    async def list_candidates(
+        self, user_id: str, *, status: CandidateStatus | None = None
+    ) -> list[Candidate]:
+        """The user's candidates (optionally of one status), oldest first."""
+        _check_user(user_id)
+        return await self._run(
+            functools.partial(self.store.list_candidates, user_id, status=status)
+        )
+
+    async def accept_candidate(
+        self, user_id: str, candidate_id: str, edits: AcceptEdits | None = None
+    ) -> AcceptOutcome:
+        """Accept a pending candidate, optionally edited (content, category; scope of a create).
+        A target changed since the proposal rebases it instead (``rebased``; still pending)."""
+        _check_user(user_id)
+        return await _candidates.accept(self, user_id, candidate_id, edits or AcceptEdits())
+
+    async def reject_candidate(self, user_id: str, candidate_id: str) -> Candidate:
+        """Reject a pending candidate; only its fingerprint is kept."""
+        _check_user(user_id)
+        return await _candidates.reject(self, user_id, candidate_id)
+
+    async def expire_candidates(self, now: datetime) -> int:
+        """Expire every pending candidate due at ``now`` (all users); returns how many."""
+        _check_time("now", now)
+        return await _candidates.expire_due(self, now)
+
+    # ------------------------------------------------------------------ settings, events
+
+    async def get_settings(self, user_id: str) -> MemorySettings:
+        """The user's stored memory settings (saved memory, auto extraction)."""
+        _check_user(user_id)
+        return await self._run(functools.partial(self.store.get_settings, user_id))
+
+    async def set_settings(
+        self,
+        user_id: str,
+        *,
+        saved_memory_enabled: bool | None = None,
+        auto_extract_enabled: bool | None = None,
+    ) -> MemorySettings:
+        """Change the user's memory settings (None leaves one as it is); returns the new ones."""
+        current = await self.get_settings(user_id)
+        new = MemorySettings(
+            current.saved_memory_enabled if saved_memory_enabled is None else saved_memory_enabled,
+            current.auto_extract_enabled if auto_extract_enabled is None else auto_extract_enabled,
+        )
+        now = self._now()
+        await self._run(functools.partial(self.store.put_settings, user_id, new, now))
+        self._forget_cached(user_id)
+        return new
+
+    async def record_events(self, events: Sequence[GovernanceEvent]) -> None:
+        """Append governance audit events (e.g. ``memory.policy_denied``)."""
+        now = self._now()
+        await self._run(functools.partial(self.store.add_events, list(events), now))
+
+    async def governance_events(self, user_id: str) -> list[GovernanceEvent]:
+        """The user's governance audit events (denials, candidates, projections), oldest first."""
+        _check_user(user_id)
+        return await self._run(functools.partial(self.store.governance_events, user_id))
+
+    async def mark_projectable(
+        self, user_id: str, memory_id: str, projection: tuple[str, str] | None
+    ) -> None:
+        """Mark a memory as feeding profile field ``projection[0]`` with value ``[1]`` (None:
+        unmark), then rebuild the projection."""
+        _check_user(user_id)
+        await self._run(
+            functools.partial(self.store.set_projection_mark, user_id, memory_id, projection)
+        )
+        await self._project(user_id)
+
+    async def set_profile_setting(self, user_id: str, field: str, value: str | None) -> None:
+        """Set (None: clear) an explicit profile setting; it always beats a projection."""
+        _check_user(user_id)
+        await self._run(functools.partial(self.store.set_profile_setting, user_id, field, value))
+        await self._project(user_id)
+
+    async def profile(self, user_id: str) -> dict[str, ProfileEntry]:
+        """The stored, memory-derived profile projection by field."""
+        _check_user(user_id)
+        return await self._run(functools.partial(self.store.get_projection, user_id))
 
     # ------------------------------------------------------------------ reads
 
@@ -417,21 +583,27 @@ class MemoryService:
         cached = self._cache.get(key_at(revision), now)
         if cached is not None:
             return SearchResult(cached, revision, cached=True)
-        view = self._views.get((user_id, labels))
-        if view is None or view.memory_revision != revision:
-            view = await self._run(functools.partial(self._build_view, user_id, scopes))
-            self._views[(user_id, labels)] = view
+        view_key = (user_id, labels)
+        entry = self._views.get(view_key)
+        if entry is None:
+            entry = (LiveView(), trio.Lock())
+            self._views[view_key] = entry
             while len(self._views) > self._max_views:
                 self._views.popitem(last=False)
-        self._views.move_to_end((user_id, labels))
+        self._views.move_to_end(view_key)
+        view, lock = entry
         budget = attrs.evolve(self.budget, limit=count)
-        hits = tuple(view.search(normalized, now, category=wanted, budget=budget))
+        async with lock:
+            if view.memory_revision != revision:
+                # only what changed since the view's cursor is read and analysed
+                await self._run(functools.partial(self._refresh_view, view, user_id, scopes))
+            hits = tuple(view.search(normalized, now, category=wanted, budget=budget))
         self._cache.put(key_at(view.memory_revision), hits, now, view.valid_until(now))
         return SearchResult(hits, view.memory_revision, cached=False)
 
-    def _build_view(self, user_id: str, scopes: Sequence[MemoryScope]) -> RetrievalView:
-        revision, records = self.store.snapshot(user_id, scopes)
-        return RetrievalView(revision, records)
+    def _refresh_view(self, view: LiveView, user_id: str, scopes: Sequence[MemoryScope]) -> None:
+        changes = self.store.changes_since(user_id, scopes, view.cursor)
+        view.apply(changes, view.prepare(changes))
 
     def close(self) -> None:
         """Close the backend (synchronous, so it also works during cancellation)."""

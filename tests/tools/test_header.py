@@ -9,7 +9,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memrecall.engine.text import utf16_len
+from memrecall.engine.scoring.text import utf16_len
 from memrecall.tools.contract.constants import HEADER_MAX_CHARS, ScoreConfig
 from memrecall.tools.contract.recall import RecallResult, Triage, recall
 from memrecall.tools.contract.render import (

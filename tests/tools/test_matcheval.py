@@ -6,8 +6,8 @@ from pathlib import Path
 
 import attrs
 
-from memrecall.evaluation import load_corpus, parse_corpus
-from memrecall.tools.contract.matcheval import corpus_records, score_match, score_match_file
+from memrecall.tooling.evaluation import load_corpus, parse_corpus
+from memrecall.tooling.matcheval import corpus_records, score_match, score_match_file
 from memrecall.tools.contract.recall import recall
 from memrecall.tools.contract.records import StoreStamp, StoreView
 

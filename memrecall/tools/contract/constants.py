@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from memrecall.engine.tokens import MAX_QUERY_TOKENS
+from memrecall.engine.scoring.tokens import MAX_QUERY_TOKENS
 
 __all__ = [
     "ACTIVATION_THRESHOLD",

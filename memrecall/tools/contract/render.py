@@ -16,7 +16,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
-from memrecall.engine.text import utf16_len
+from memrecall.engine.scoring.text import utf16_len
 
 from .constants import HEADER_CONST_MAX_CHARS, HEADER_MAX_CHARS, RECALL_COLUMNS
 from .scoring import GateBranch

@@ -4,10 +4,10 @@ The seed fixes two facts by example: a one- or two-letter word is a token
 (``b``, ``ok``, ``ci`` each count as one content token) and a CJK run gives its
 single characters *and* its adjacent bigrams (``虚拟屏`` is five tokens: three
 characters, two bigrams). Everything else is the project's multilingual
-analysis (:mod:`memrecall.engine.analysis`): NFKC + lower case, invisible
+analysis (:mod:`memrecall.engine.scoring.analysis`): NFKC + lower case, invisible
 joiners dropped, diacritics folded, Thai/Lao/Khmer/Myanmar as grapheme-cluster
 terms, and a query bounded to 64 distinct tokens, 32 from each end
-(:func:`memrecall.engine.tokens.bounded_tokens`). No stopword list: the
+(:func:`memrecall.engine.scoring.tokens.bounded_tokens`). No stopword list: the
 content-token gate, not a word list, handles chatty one-word queries.
 """
 
@@ -17,9 +17,9 @@ from collections import Counter
 
 import regex
 
-from memrecall.engine.analysis import clean, fold, sea_terms
-from memrecall.engine.text import normalize
-from memrecall.engine.tokens import bounded_tokens
+from memrecall.engine.scoring.analysis import clean, fold, sea_terms
+from memrecall.engine.scoring.text import normalize
+from memrecall.engine.scoring.tokens import bounded_tokens
 
 __all__ = ["query_token_list", "text_tokens", "token_counts"]
 

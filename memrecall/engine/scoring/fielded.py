@@ -1,0 +1,851 @@
+"""The ``fielded`` scorer: BM25F over word-boundary terms, with an absolute match judgement.
+
+Per query term (:mod:`memrecall.engine.scoring.analysis`) a document earns
+``weight × idf × tf / (k1 + tf)``, where ``tf`` sums the term's occurrences
+over the document's fields (title, description, body window, rest of the
+body), each scaled by its field weight and normalised by the field's length
+relative to the pool average (BM25F). ``idf`` comes from the pool: a word that
+half the memories use says little. A query word also matches inflected forms
+of itself (``charged``/``charges``, ``магазин``/``магазины``) at
+:attr:`Params.variant` of the exact credit, but never a longer unrelated word
+(``owner`` is not ``ownership``, ``tea`` is not ``team``).
+
+Ranking: score descending, then mtime descending, then input order. Versions
+of one memory (documents with the same title and description) rank together
+at the best of their scores, newest first, and an older version is never
+judged strong (the reference scorer gets the same order from its ties).
+
+The judgement (:class:`~memrecall.engine.scoring.judgement.Judgement`) is absolute:
+it compares two figures of one document against calibrated thresholds, never
+against the other documents. ``rank`` returns only documents judged at least
+``weak``; ``fast`` only ``strong`` ones among the first two.
+
+Two halves, so that a catalog can cache the expensive one:
+
+* :class:`DocumentFeatures` (per document, query- and pool-independent): the
+  terms of each field, counted. Build with :meth:`DocumentFeatures.of`.
+* :class:`FieldedIndex` (per pool): document frequencies, average field
+  lengths and postings, built from a sequence of features in one pass
+  (:meth:`FieldedIndex.from_features`), or straight from documents
+  (:meth:`FieldedIndex.of`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import unicodedata
+from collections.abc import Callable, Collection, Iterable, Sequence
+
+import attrs
+import msgspec
+
+from memrecall.engine.render import MAX_FAST_DOCS
+from memrecall.engine.scoring.analysis import query_terms, term_counts
+from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.engine.scoring.reference import MAX_BODY_CHARS
+from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
+from memrecall.events.documents import MemoryDocument
+
+__all__ = [
+    "FIELDS",
+    "MAX_ANALYSED_CHARS",
+    "MAX_ANALYSED_HEADING_CHARS",
+    "DocumentFeatures",
+    "FieldedIndex",
+    "FieldedPool",
+    "Match",
+    "Params",
+    "PoolStatistics",
+    "is_variant",
+    "no_pause",
+]
+
+FIELDS = ("title", "description", "body", "tail")
+"""Scored fields: ``body`` is the rendered window, ``tail`` the rest of the body."""
+
+MAX_ANALYSED_CHARS = 20_000
+"""How much of a body is analysed (window and tail together, in characters).
+
+A memory is a note, not an archive: 1,200 characters are rendered and the
+reference scorer searches only those. Past this bound a pasted log or dump
+would only cost time (a 0.9 MB body took 330 ms to analyse, more than the
+whole initial wait) and dilute its own length normalisation. The rest of such
+a body is not searched.
+"""
+
+MAX_ANALYSED_HEADING_CHARS = 2_000
+"""How much of a title, and of a description, is analysed (characters)."""
+
+_MERGED_CACHE = 250_000
+"""At most this many merged postings (of terms with variants) are kept per pool."""
+
+_CHUNK = 512
+"""Documents (or postings) handled between two pacing checkpoints."""
+
+
+def no_pause() -> None:
+    """The default pacing checkpoint: returns at once.
+
+    Scoring is CPU-bound; a caller that runs it in a worker thread beside an event loop
+    passes its pacer's checkpoint instead (:func:`memrecall.sources.pacing.checkpoint`).
+    """
+
+
+_INFLECTIONS = frozenset({"ing", "ings", "ies", "ied", "ers", "ion", "ions"})
+"""Longer endings accepted besides any ending of at most two characters."""
+_SIBILANTS = ("s", "x", "z", "ch", "sh")
+
+
+@attrs.frozen
+class Params:
+    """The scorer's constants.
+
+    ``k1``, the field weights and ``b`` are conventional BM25F values, kept after a sweep
+    found nothing clearly better; ``variant``, ``saturation`` and ``second`` were chosen on
+    measured runs. docs/evaluation.md has the measurements.
+    """
+
+    k1: float = 1.2
+    weights: tuple[float, float, float, float] = (3.0, 2.0, 1.0, 0.5)
+    """Field weights, in :data:`FIELDS` order."""
+    b: tuple[float, float, float, float] = (0.3, 0.5, 0.75, 0.75)
+    """Length normalisation per field."""
+    variant: float = 0.6
+    """Credit of an inflected form relative to the exact term."""
+    saturation: float = 4.0
+    """Coverage is measured against at most this many of the rarest possible terms."""
+    second: float = 0.8
+    """The second fast document must score at least this share of the first."""
+    min_pool: int = 20
+    """idf is computed as if the pool held at least this many documents. In a
+    tree of a handful of memories every word is "common" by the plain formula,
+    so nothing could ever be judged strong; pools this size or larger (like the
+    calibration corpus) are unaffected."""
+
+
+class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A document as the ``fielded`` scorer sees it: counted terms per field, and its mtime.
+
+    Depends only on the document (and this module's analysis), so it can be
+    cached per document and reused for every pool and query; it is a msgspec
+    Struct so that a cache file stores it as it is.
+    """
+
+    counts: tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]
+    lengths: tuple[int, int, int, int]
+    mtime: float
+    identity: str
+    """Normalised title and description: documents sharing it are versions of one memory."""
+
+    @classmethod
+    def of(
+        cls, document: MemoryDocument, *, checkpoint: Callable[[], None] = no_pause
+    ) -> DocumentFeatures:
+        """Analyse a document's fields (body split at the rendered window, cut at
+        :data:`MAX_ANALYSED_CHARS`), calling ``checkpoint`` between fields."""
+        checkpoint()
+        body = body_text(document.body)[:MAX_ANALYSED_CHARS]
+        window = utf16_prefix(body, MAX_BODY_CHARS)
+        fields = (
+            document.title[:MAX_ANALYSED_HEADING_CHARS],
+            document.description[:MAX_ANALYSED_HEADING_CHARS],
+            window,
+            body[len(window) :],
+        )
+        counts = []
+        for text in fields:
+            counts.append(term_counts(text))
+            checkpoint()
+        lengths = [sum(c.values()) for c in counts]
+        return cls(
+            counts=(counts[0], counts[1], counts[2], counts[3]),
+            lengths=(lengths[0], lengths[1], lengths[2], lengths[3]),
+            mtime=document.mtime,
+            identity=normalize(document.title).strip()
+            + "\x00"
+            + normalize(document.description).strip(),
+        )
+
+
+@attrs.frozen
+class Match:
+    """One document's standing for a query: its score, judgement and the two figures behind it."""
+
+    index: int
+    score: float
+    judgement: Judgement
+    coverage: float
+    """Score over the query's own weight (sum of weight × idf of its terms): 0 to 1."""
+    evidence: float
+    """Score over the largest idf the pool can give: how much rare matching text there is."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _is_mark(text: str, at: int) -> bool:
+    return at < len(text) and unicodedata.category(text[at])[0] == "M"
+
+
+def is_variant(query: str, term: str) -> bool:
+    """True when ``term`` is an inflected form of ``query`` (or the reverse), not the same word.
+
+    Both must share a prefix of at least four characters (five when both go
+    on) that does not end inside a grapheme cluster, and what follows it in
+    each must be at most two characters or a common longer ending (``ing``,
+    ``ies``, ``ion``, ...); or one is the other plus ``s`` (``es`` after a
+    sibilant).
+    """
+    if query == term:
+        return False
+    shorter, longer = (query, term) if len(query) <= len(term) else (term, query)
+    if longer == shorter + "s" or (longer == shorter + "es" and shorter.endswith(_SIBILANTS)):
+        return True
+    common = _common_prefix(query, term)
+    if common < 4 or _is_mark(query, common) or _is_mark(term, common):
+        return False
+    rest = (query[common:], term[common:])
+    if rest[0] and rest[1] and common < 5:
+        return False  # two different endings on a short stem: colony/colour, passt/passes
+    return all(len(r) <= 2 or r in _INFLECTIONS for r in rest)
+
+
+@attrs.frozen
+class PoolStatistics:
+    """What a pool contributes to every score: document frequencies, average field
+    lengths (over documents with the field) and the sorted vocabulary."""
+
+    documents: int
+    frequencies: dict[str, int]
+    averages: tuple[float, ...]
+    vocabulary: tuple[str, ...]
+
+
+def _average(total: int, filled: int) -> float:
+    return max(1.0, total / filled) if filled else 1.0
+
+
+@attrs.frozen
+class _TermValues:
+    """One term's documents (pool keys) and values, and everything they were computed from.
+
+    ``rows`` are the term's postings per field: a row a view has read is never
+    changed again (the pool copies it first), so the same row objects (and
+    equal averages of their fields, and an equal idf) mean equal values. Views
+    share these through their pool: after an edit, a term the edit did not
+    touch keeps its values, and only its documents' positions are mapped again.
+    """
+
+    rows: tuple[dict[int, int] | None, ...]
+    averages: tuple[float | None, ...]
+    idf: float
+    keys: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+_TERM_CACHE = 20_000
+"""At most this many terms' values are kept per pool for later views."""
+
+
+class FieldedPool:
+    """The ``fielded`` scorer's pool-wide data, maintained document by document.
+
+    Holds each document's features under a key of the caller's choosing (a small
+    non-negative int: a catalog's slot), per field the term -> {key: count}
+    postings and each key's field length, the document frequencies, the sorted
+    vocabulary, the field length totals (and how many documents have each
+    length) and the versions of each memory. :meth:`add` and :meth:`remove`
+    cost what the document holds, never a pass over the pool; :meth:`view`
+    publishes an immutable :class:`FieldedIndex` over the pool in a given
+    order. Containers a view reads are copied before the next change (copy on
+    write; a term's postings only when that term changes), so a view stays
+    valid while the pool moves on (identities and length totals are read only
+    while a view is made). Not thread-safe itself: the owner serialises
+    changes and :meth:`view`; views may be used from any thread.
+    """
+
+    def __init__(self, *, params: Params | None = None) -> None:
+        self.params = params or Params()
+        self._features: dict[int, DocumentFeatures] = {}
+        self._df: dict[str, int] = {}
+        self._postings: tuple[dict[str, dict[int, int]], ...] = tuple({} for _ in FIELDS)
+        self._lengths0: list[int] = []
+        self._lengths1: list[int] = []
+        self._lengths2: list[int] = []
+        self._lengths3: list[int] = []
+        self._vocabulary: list[str] = []
+        self._length_sum = [0] * len(FIELDS)
+        self._length_counts: list[dict[int, int]] = [{} for _ in FIELDS]
+        self._identities: dict[str, set[int]] = {}
+        self._shared: set[str] = set()
+        """Identities held by two documents or more (versions of one memory)."""
+        self._published = False
+        self._owned: set[tuple[int, str]] = set()
+        """(field, term) postings created or copied since the last view."""
+        self._copied: set[str] = set()
+        """Containers (attribute names) copied since the last view."""
+        self._copied_fields: set[int] = set()
+        """Fields whose term -> postings dict was copied since the last view."""
+        self._term_cache: dict[str, _TermValues] = {}
+        """The last values computed for each term, by any view (see :class:`_TermValues`)."""
+
+    def __len__(self) -> int:
+        return len(self._features)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._features
+
+    def get(self, key: int) -> DocumentFeatures | None:
+        """The features stored under ``key``, if any."""
+        return self._features.get(key)
+
+    def _unshare(self) -> None:
+        """After a view: every container it reads is copied before its first change."""
+        if self._published:
+            self._published = False
+            self._owned = set()
+            self._copied = set()
+            self._copied_fields = set()
+
+    def _own(self, name: str) -> None:
+        """Copy the container ``name`` (an attribute) if the last view still reads it."""
+        if name not in self._copied:
+            self._copied.add(name)
+            value = getattr(self, name)
+            setattr(self, name, type(value)(value))
+
+    def _postings_of(self, field: int) -> dict[str, dict[int, int]]:
+        if field not in self._copied_fields:
+            self._copied_fields.add(field)
+            postings = list(self._postings)
+            postings[field] = dict(postings[field])
+            self._postings = tuple(postings)
+        return self._postings[field]
+
+    def _row(self, field: int, term: str) -> dict[int, int]:
+        """The postings of ``term`` in ``field``, owned by the pool (copied once if shared)."""
+        postings = self._postings_of(field)
+        row = postings.get(term)
+        if row is None:
+            row = postings[term] = {}
+            self._owned.add((field, term))
+        elif (field, term) not in self._owned:
+            row = postings[term] = dict(row)
+            self._owned.add((field, term))
+        return row
+
+    def _set_length(self, field: int, key: int, old: int, new: int) -> None:
+        if old == new:
+            return
+        self._own(f"_lengths{field}")
+        lengths: list[int] = getattr(self, f"_lengths{field}")
+        if key >= len(lengths):
+            lengths.extend([0] * (key + 1 - len(lengths)))
+        lengths[key] = new
+        tally = self._length_counts[field]
+        if old:
+            self._length_sum[field] -= old
+            if tally[old] == 1:
+                del tally[old]
+            else:
+                tally[old] -= 1
+        if new:
+            self._length_sum[field] += new
+            tally[new] = tally.get(new, 0) + 1
+
+    def _count_terms(self, gone: Iterable[str], new: Iterable[str]) -> None:
+        """Document frequencies: one document less for ``gone``, one more for ``new``."""
+        df = self._df
+        for term in gone:
+            self._own("_df")
+            df = self._df
+            if df[term] == 1:
+                del df[term]
+                self._own("_vocabulary")
+                del self._vocabulary[bisect.bisect_left(self._vocabulary, term)]
+            else:
+                df[term] -= 1
+        for term in new:
+            self._own("_df")
+            df = self._df
+            seen = df.get(term)
+            if seen is None:
+                df[term] = 1
+                self._own("_vocabulary")
+                bisect.insort(self._vocabulary, term)
+            else:
+                df[term] = seen + 1
+
+    def add(self, key: int, features: DocumentFeatures) -> None:
+        """Index ``features`` under ``key``, replacing what was there.
+
+        A replacement changes only what differs between the two versions: the
+        terms whose counts changed, the field lengths that changed.
+        """
+        if key < 0:
+            raise ValueError("pool keys are non-negative ints")
+        self._unshare()
+        old = self._features.get(key)
+        self._own("_features")
+        self._features[key] = features
+        empty: dict[str, int] = {}
+        for i in range(len(FIELDS)):
+            self._set_length(i, key, 0 if old is None else old.lengths[i], features.lengths[i])
+            before = empty if old is None else old.counts[i]
+            after = features.counts[i]
+            for term, count in after.items():
+                if before.get(term) != count:
+                    self._row(i, term)[key] = count
+            for term in before:
+                if term not in after:
+                    self._unpost(i, term, key)
+        if old is None:
+            self._count_terms((), set().union(*features.counts))
+        else:
+            was, now = set().union(*old.counts), set().union(*features.counts)
+            self._count_terms(was - now, now - was)
+        if old is not None and old.identity != features.identity:
+            self._leave(key, old.identity)
+        if features.identity != "\x00":
+            members = self._identities.setdefault(features.identity, set())
+            members.add(key)
+            if len(members) > 1:
+                self._shared.add(features.identity)
+
+    def _unpost(self, field: int, term: str, key: int) -> None:
+        postings = self._postings[field]
+        if len(postings[term]) == 1:
+            del self._postings_of(field)[term]
+            self._owned.discard((field, term))
+        else:
+            del self._row(field, term)[key]
+
+    def _leave(self, key: int, identity: str) -> None:
+        members = self._identities.get(identity)
+        if members is not None:
+            members.discard(key)
+            if len(members) < 2:
+                self._shared.discard(identity)
+            if not members:
+                del self._identities[identity]
+
+    def remove(self, key: int) -> None:
+        """Drop the document under ``key`` (no-op when absent); unused terms leave."""
+        features = self._features.get(key)
+        if features is None:
+            return
+        self._unshare()
+        self._own("_features")
+        del self._features[key]
+        for i, counts in enumerate(features.counts):
+            self._set_length(i, key, features.lengths[i], 0)
+            for term in counts:
+                self._unpost(i, term, key)
+        self._count_terms(set().union(*features.counts), ())
+        self._leave(key, features.identity)
+
+    def _averages(self) -> tuple[float, ...]:
+        return tuple(
+            _average(total, sum(tally.values()))
+            for total, tally in zip(self._length_sum, self._length_counts, strict=True)
+        )
+
+    def statistics(self) -> PoolStatistics:
+        """The pool statistics now (a copy; for tests and diagnostics)."""
+        return PoolStatistics(
+            documents=len(self._features),
+            frequencies=dict(self._df),
+            averages=self._averages(),
+            vocabulary=tuple(self._vocabulary),
+        )
+
+    def view(
+        self,
+        order: Sequence[int],
+        *,
+        thresholds: Thresholds | None = None,
+        checkpoint: Callable[[], None] = no_pause,
+    ) -> FieldedIndex:
+        """An immutable index over the documents under ``order``'s keys, in that order.
+
+        ``order`` must name every key of the pool exactly once.
+        """
+        if len(order) != len(self._features):
+            raise ValueError("a view must order every document of the pool")
+        self._published = True
+        return FieldedIndex._over(self, order, thresholds, checkpoint)
+
+
+class FieldedIndex:
+    """The ``fielded`` scorer over a fixed pool (input order = pool order).
+
+    Same ranking interface as :class:`~memrecall.engine.scoring.reference.ReferenceIndex`
+    (``rank(query, limit, *, exclude)``), plus :meth:`judge`, :meth:`fast` and
+    :meth:`matches`. Built from scratch from features (or documents), or as a
+    view of a :class:`FieldedPool` (:meth:`FieldedPool.view`); either way a
+    term's values are computed the first time a query needs them.
+    """
+
+    name = "fielded"
+
+    def __init__(
+        self,
+        features: Sequence[DocumentFeatures],
+        *,
+        params: Params | None = None,
+        thresholds: Thresholds | None = None,
+        checkpoint: Callable[[], None] = no_pause,
+    ) -> None:
+        pool = FieldedPool(params=params)
+        for key, feature in enumerate(features):
+            if key % _CHUNK == 0:
+                checkpoint()
+            pool.add(key, feature)
+        pool._published = True
+        self._setup(pool, range(len(pool)), thresholds, checkpoint)
+
+    @classmethod
+    def _over(
+        cls,
+        pool: FieldedPool,
+        order: Sequence[int],
+        thresholds: Thresholds | None,
+        checkpoint: Callable[[], None],
+    ) -> FieldedIndex:
+        index = cls.__new__(cls)
+        index._setup(pool, order, thresholds, checkpoint)
+        return index
+
+    def _setup(
+        self,
+        pool: FieldedPool,
+        order: Sequence[int],
+        thresholds: Thresholds | None,
+        checkpoint: Callable[[], None],
+    ) -> None:
+        # Everything read from ``pool`` here is the containers of this moment: the pool
+        # copies them before its next change (FieldedPool._unshare).
+        features = pool._features
+        self._checkpoint = checkpoint
+        self.params = pool.params
+        self.thresholds = thresholds or default_thresholds()
+        self._keys_order = order
+        self._doc_features = features
+        self._df = pool._df
+        self._field_postings = pool._postings
+        self._lengths = (pool._lengths0, pool._lengths1, pool._lengths2, pool._lengths3)
+        self._vocabulary = pool._vocabulary
+        self._position: dict[int, int] | None = (
+            None if isinstance(order, range) else dict(zip(order, range(len(order)), strict=True))
+        )
+        self._mtimes = [features[key].mtime for key in order]
+        count = max(len(order), self.params.min_pool)
+        self._count = count
+        p = self.params
+        averages = pool._averages()
+        self._averages = averages
+        self._term_cache = pool._term_cache
+        # BM25F length normalisation per field, for each length present in the pool
+        self._norm_tables = tuple(
+            {
+                length: p.weights[i] / (1.0 - p.b[i] + p.b[i] * length / averages[i])
+                for length in pool._length_counts[i]
+            }
+            for i in range(len(FIELDS))
+        )
+        self._idf_max = math.log(1.0 + (count + 0.5) / 0.5)
+        self._values: dict[str, tuple[Sequence[int], tuple[float, ...]]] = {}
+        self._variants: dict[str, list[tuple[str, float]]] = {}
+        self._merged: dict[str, tuple[Sequence[int], Sequence[float]]] = {}
+        self._merged_size = 0
+        # versions of one memory (same title and description): newest is current
+        self._group: dict[int, tuple[int, ...]] = {}
+        self._superseded: set[int] = set()
+        where = self._where
+        for identity in pool._shared:
+            members = tuple(sorted(where(key) for key in pool._identities[identity]))
+            newest = max(self._mtimes[i] for i in members)
+            for i in members:
+                self._group[i] = members
+                if self._mtimes[i] < newest:
+                    self._superseded.add(i)
+
+    def _where(self, key: int) -> int:
+        return key if self._position is None else self._position[key]
+
+    @classmethod
+    def of(
+        cls,
+        documents: Sequence[MemoryDocument],
+        *,
+        params: Params | None = None,
+        thresholds: Thresholds | None = None,
+        checkpoint: Callable[[], None] = no_pause,
+    ) -> FieldedIndex:
+        """Index documents, analysing each once."""
+        return cls(
+            [DocumentFeatures.of(d, checkpoint=checkpoint) for d in documents],
+            params=params,
+            thresholds=thresholds,
+            checkpoint=checkpoint,
+        )
+
+    @classmethod
+    def from_features(
+        cls,
+        features: Iterable[DocumentFeatures],
+        *,
+        params: Params | None = None,
+        thresholds: Thresholds | None = None,
+        checkpoint: Callable[[], None] = no_pause,
+    ) -> FieldedIndex:
+        """Index pre-analysed documents (e.g. cached per document by a catalog)."""
+        return cls(list(features), params=params, thresholds=thresholds, checkpoint=checkpoint)
+
+    def __len__(self) -> int:
+        return len(self._mtimes)
+
+    @property
+    def features(self) -> tuple[DocumentFeatures, ...]:
+        """Each document's features, in pool order."""
+        return tuple(self._doc_features[key] for key in self._keys_order)
+
+    def _idf(self, term: str) -> float | None:
+        df = self._df.get(term)
+        if df is None:
+            return None
+        return math.log(1.0 + (self._count - df + 0.5) / (df + 0.5))
+
+    def _term_postings(self, term: str) -> tuple[Sequence[int], tuple[float, ...]]:
+        """An index term's documents (pool positions) and values, computed once per index.
+
+        Per document the fields are added in order, as one pass over the
+        document would: ``tf = Σ count × norm(field length)``, then
+        ``idf × tf / (k1 + tf)``. Values an earlier view of the same pool
+        computed from the same rows, averages and idf are reused.
+        """
+        cached = self._values.get(term)
+        if cached is not None:
+            return cached
+        idf = self._idf(term)
+        if idf is None:
+            return (), ()
+        rows = tuple(postings.get(term) for postings in self._field_postings)
+        averages = tuple(a if row else None for a, row in zip(self._averages, rows, strict=True))
+        known = self._term_cache.get(term)
+        if (
+            known is not None
+            and known.idf == idf
+            and known.averages == averages
+            and all(a is b for a, b in zip(known.rows, rows, strict=True))
+        ):
+            keys, values = known.keys, known.values
+        else:
+            keys, values = self._compute(rows, idf)
+            if len(self._term_cache) < _TERM_CACHE or term in self._term_cache:
+                self._term_cache[term] = _TermValues(rows, averages, idf, keys, values)
+        position = self._position
+        docs = keys if position is None else tuple(map(position.__getitem__, keys))
+        result = (docs, values)
+        if len(self._values) < 50_000:
+            self._values[term] = result
+        return result
+
+    def _compute(
+        self, rows: tuple[dict[int, int] | None, ...], idf: float
+    ) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        tfs: dict[int, float] = {}
+        get = tfs.get
+        for i, row in enumerate(rows):
+            if not row:
+                continue
+            lengths = self._lengths[i]
+            norms = self._norm_tables[i]
+            for key, count in row.items():
+                tfs[key] = get(key, 0.0) + count * norms[lengths[key]]
+            self._checkpoint()
+        k1 = self.params.k1
+        return tuple(tfs), tuple([idf * tf / (k1 + tf) for tf in tfs.values()])
+
+    def _keys(self, term: str, kind: str) -> list[tuple[str, float]]:
+        """Index terms that count for a query term, with their credit."""
+        cached = self._variants.get(term)
+        if cached is not None:
+            return cached
+        keys: list[tuple[str, float]] = []
+        postings = self._df
+        if term in postings:
+            keys.append((term, 1.0))
+        if kind == "word":
+            vocabulary = self._vocabulary
+            candidates = set()
+            stem = term[: max(4, len(term) - 4)]
+            if len(stem) >= 4:
+                start = bisect.bisect_left(vocabulary, stem)
+                while start < len(vocabulary) and vocabulary[start].startswith(stem):
+                    candidates.add(vocabulary[start])
+                    start += 1
+            for shorter in (term[:-1], term[:-2]):
+                if shorter in postings:
+                    candidates.add(shorter)
+            for longer in (term + "s", term + "es"):
+                if longer in postings:
+                    candidates.add(longer)
+            variant = self.params.variant
+            keys.extend((key, variant) for key in sorted(candidates) if is_variant(term, key))
+        if len(self._variants) < 50_000:
+            self._variants[term] = keys
+        return keys
+
+    def _credited(self, term: str, kind: str) -> tuple[Sequence[int], Sequence[float]]:
+        """A query term's postings over the vocabulary: each document with its best credited value.
+
+        The term's variants are found in the vocabulary (:meth:`_keys`), and their
+        postings merged, once per pool and term; a query then walks one posting
+        list per term, whatever the number of variants.
+        """
+        cached = self._merged.get(term)
+        if cached is not None:
+            return cached
+        keys = self._keys(term, kind)
+        merged: tuple[Sequence[int], Sequence[float]]
+        if not keys:
+            merged = ((), ())
+        elif len(keys) == 1 and keys[0][1] == 1.0:
+            merged = self._term_postings(keys[0][0])
+        else:
+            best: dict[int, float] = {}
+            for key, credit in keys:
+                docs, values = self._term_postings(key)
+                for doc, value in zip(docs, values, strict=True):
+                    credited = value * credit
+                    if credited > best.get(doc, 0.0):
+                        best[doc] = credited
+                self._checkpoint()
+            merged = (tuple(best), tuple(best.values()))
+            if self._merged_size + len(best) > _MERGED_CACHE:
+                return merged
+            self._merged_size += len(best)
+        if len(self._merged) < 50_000:
+            self._merged[term] = merged
+        return merged
+
+    def _score(self, query: str) -> tuple[dict[int, float], float]:
+        """Every matching document's score, and the query's own weight (for coverage)."""
+        scores: dict[int, float] = {}
+        get = scores.get
+        mass = 0.0
+        idf_max = self._idf_max
+        for qt in query_terms(query):
+            idf = self._idf(qt.term)
+            mass += qt.weight * (idf_max if idf is None else idf)
+            docs, values = self._credited(qt.term, qt.kind)
+            weight = qt.weight
+            for doc, value in zip(docs, values, strict=True):
+                scores[doc] = get(doc, 0.0) + weight * value
+            self._checkpoint()
+        return scores, min(mass, self.params.saturation * idf_max)
+
+    def _floor(self, mass: float) -> float:
+        """The lowest score a document judged weak (or better) can have for this query."""
+        t = self.thresholds
+        return max(t.weak_coverage * mass, t.weak_evidence * self._idf_max)
+
+    def _ranked(
+        self,
+        query: str,
+        exclude: Collection[int],
+        limit: int | None,
+        *,
+        floor: bool,
+        keep_none: bool = False,
+    ) -> list[Match]:
+        """Matches best first; with ``floor``, only those that can be judged weak or better.
+
+        ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
+        callers can derive several answers from one pass).
+        """
+        scores, mass = self._score(query)
+        if not scores:
+            return []
+        lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
+        own = {i: v for i, v in scores.items() if v > 0.0 and v >= lowest and i not in exclude}
+        order = own
+        if self._group:
+            # versions of one memory rank together, at their best score, newest first
+            order = dict(own)
+            for i in own:
+                members = self._group.get(i)
+                if members:
+                    order[i] = max(own.get(j, 0.0) for j in members)
+        mtimes = self._mtimes
+
+        def key(i: int) -> tuple[float, float, int]:
+            return (-order[i], -mtimes[i], i)
+
+        if limit is not None and len(order) > 2 * limit:
+            ranked = heapq.nsmallest(limit, order, key=key)
+        else:
+            ranked = sorted(order, key=key)[:limit]
+        judge = self.thresholds.judge
+        idf_max = self._idf_max
+        out = []
+        for i in ranked:
+            coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
+            evidence = own[i] / idf_max
+            judgement = judge(coverage, evidence)
+            if judgement is Judgement.STRONG and i in self._superseded:
+                judgement = Judgement.WEAK  # an older version is never fast-delivered
+            if floor and not keep_none and judgement is Judgement.NONE:
+                continue
+            out.append(Match(i, own[i], judgement, coverage, evidence))
+        return out
+
+    def matches(
+        self, query: str, *, exclude: Collection[int] = (), limit: int | None = None
+    ) -> list[Match]:
+        """Every document with any lexical evidence (judged none included), best first."""
+        return self._ranked(query, exclude, limit, floor=False)
+
+    def judge(
+        self, query: str, limit: int | None = None, *, exclude: Collection[int] = ()
+    ) -> list[tuple[int, Judgement]]:
+        """``(index, judgement)`` of the ranked documents (weak or strong), best first."""
+        return [(m.index, m.judgement) for m in self._ranked(query, exclude, limit, floor=True)]
+
+    def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
+        """Indices of the best ``limit`` documents judged at least weak, best first."""
+        return [m.index for m in self._ranked(query, exclude, limit, floor=True)]
+
+    def fast(
+        self, query: str, *, exclude: Collection[int] = (), limit: int = MAX_FAST_DOCS
+    ) -> list[int]:
+        """The fast result: strong documents among the first ``limit`` ranked.
+
+        A second (or later) document must also score at least
+        :attr:`Params.second` of the first one's score.
+        """
+        ranked = self._ranked(query, exclude, limit, floor=True)
+        return self._fast_of(ranked)
+
+    def _fast_of(self, ranked: Sequence[Match]) -> list[int]:
+        fast = [m for m in ranked if m.judgement is Judgement.STRONG]
+        if fast:
+            least = self.params.second * fast[0].score
+            fast = fast[:1] + [m for m in fast[1:] if m.score >= least]
+        return [m.index for m in fast]
+
+    def rank_and_fast(
+        self, query: str, limit: int, *, exclude: Collection[int] = ()
+    ) -> tuple[list[int], list[int]]:
+        """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
+        ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
+        kept = [m.index for m in ranked[:limit] if m.judgement is not Judgement.NONE]
+        return kept, self._fast_of(ranked[:MAX_FAST_DOCS])

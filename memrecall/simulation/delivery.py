@@ -1,0 +1,564 @@
+"""Delivery evaluation: when does recalled memory reach the model (``memrecall simulate delivery``).
+
+Every case of a labelled corpus (the format of :mod:`memrecall.tooling.evaluation`)
+is played through the real engine (sessions, plan actors, the plan machine) on
+trio's :class:`~trio.testing.MockClock`, for each modelled selector latency
+and for both designs:
+
+* ``single``: no fast phase (``fast_result=False``); the selector's pick is
+  delivered before the first request only if it arrives inside the 100 ms
+  initial wait, otherwise at the next tool result.
+* ``fast`` (the default engine): the deterministic fast result (top two) goes
+  in before the first request; the selector's pick follows at the next tool
+  result, minus what the fast phase delivered.
+
+Two turn shapes are played per case, each in a fresh session: a tool-free turn
+(``user_query``, then ``turn_end(tools_requested=False)``) and a tool-using
+turn (``user_query``, ``turn_end(tools_requested=True)``, the tool runs for
+the selector latency plus 0.5 s, ``tool_result()``, then
+``turn_end(tools_requested=False)``).
+
+No model is called. The selector is a :class:`SimulatedSelector` whose pick
+stands in for a model's: the default scorer's top five over the candidates
+it is given. Outcomes are read from the returned memory blocks and cross-checked
+against the telemetry records; a disagreement raises :class:`DeliveryCheckError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+import trio.testing
+
+from memrecall.actors import Engine, SimulatedSelector, open_engine
+from memrecall.actors.selector import SelectorRequest
+from memrecall.engine.scoring.candidates import FastRanker
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
+from memrecall.events.documents import MemoryDocument
+from memrecall.events.telemetry import (
+    DeliveryPoint,
+    DeliveryRecord,
+    Phase,
+    TelemetryRecord,
+)
+from memrecall.progress import Progress
+from memrecall.sources import pacing
+from memrecall.sources.source import StaticSource
+from memrecall.telemetry.sinks import MemorySink
+from memrecall.tooling.evaluation import (
+    LIMIT,
+    SEMANTIC_SLICE,
+    Case,
+    Corpus,
+    CorpusError,
+    load_corpus,
+)
+from memrecall.tooling.tables import markdown_table, percent
+
+__all__ = [
+    "LATENCIES_MS",
+    "STAND_IN",
+    "TOOL_SLACK",
+    "WALL_TIME",
+    "CaseRun",
+    "DeliveryCheckError",
+    "DeliveryReport",
+    "Design",
+    "Figures",
+    "KindFigures",
+    "Row",
+    "TurnKind",
+    "check_run",
+    "delivery_main",
+    "evaluate_delivery",
+    "format_delivery",
+    "lexically_answerable",
+    "run_cases",
+]
+
+LATENCIES_MS: tuple[int, ...] = (40, 250, 600, 1500, 3000)
+"""The modelled selector latencies, in milliseconds."""
+
+TOOL_SLACK = 0.5
+"""Seconds a tool runs beyond the selector latency before its result goes back."""
+
+WALL_TIME = 1_780_000_000.0
+"""The fixed wall time every run renders memory ages against."""
+
+STAND_IN = "deterministic top-5 stand-in for the model (default ranking over its candidates)"
+"""What the selector's pick is in this evaluation (printed with every report)."""
+
+
+class Design(enum.StrEnum):
+    """The two delivery designs compared."""
+
+    SINGLE = "single"
+    FAST = "fast"
+
+
+class TurnKind(enum.StrEnum):
+    """The two turn shapes played per case."""
+
+    TOOL_FREE = "tool_free"
+    TOOL_USING = "tool_using"
+
+
+class DeliveryCheckError(RuntimeError):
+    """The returned memory blocks and the telemetry records disagree about a run."""
+
+
+# --------------------------------------------------------------------------- one run
+
+
+@attrs.frozen
+class CaseRun:
+    """What one case delivered in one turn shape (paths, in delivery order).
+
+    ``pick`` is the selector's answer if it answered before the plan ended
+    (``None`` if the call was cancelled); ``records`` is the run's telemetry.
+    """
+
+    case_id: str
+    kind: TurnKind
+    first_turn: tuple[str, ...]
+    first_phase: Phase | None
+    tool_result: tuple[str, ...]
+    pick: tuple[str, ...] | None
+    records: tuple[TelemetryRecord, ...]
+
+    @property
+    def fast(self) -> tuple[str, ...]:
+        """The documents the fast phase delivered."""
+        return self.first_turn if self.first_phase is Phase.FAST else ()
+
+    @property
+    def delivered(self) -> bool:
+        """True if anything was delivered, at the first request or at the tool result."""
+        return bool(self.first_turn or self.tool_result)
+
+    @property
+    def duplicated(self) -> bool:
+        """True if some document was delivered twice."""
+        paths = self.first_turn + self.tool_result
+        return len(set(paths)) != len(paths)
+
+    @property
+    def overlap(self) -> bool:
+        """True if the selector's pick included a document the fast phase delivered."""
+        return self.pick is not None and bool(set(self.pick) & set(self.fast))
+
+
+def check_run(run: CaseRun) -> None:
+    """Cross-check the blocks against the telemetry; raise :class:`DeliveryCheckError`."""
+
+    def fail(why: str) -> None:
+        raise DeliveryCheckError(f"case {run.case_id} ({run.kind}): {why}")
+
+    deliveries = [r for r in run.records if isinstance(r, DeliveryRecord)]
+    fast = [r for r in deliveries if r.phase is Phase.FAST]
+    terminal = [r for r in deliveries if r.phase is Phase.REFINED]
+    if len(terminal) != 1:
+        fail(f"{len(terminal)} terminal records, expected exactly one")
+    if [r.docs_selected for r in fast] != ([len(run.fast)] if run.fast else []):
+        fail("the fast delivery record does not match the fast block")
+    point = terminal[0].delivery_point
+    refined_initial = run.first_turn if run.first_phase is Phase.REFINED else ()
+    expected = {
+        DeliveryPoint.INITIAL: refined_initial,
+        DeliveryPoint.TOOL_RESULT: run.tool_result,
+        DeliveryPoint.DISCARDED: (),
+    }[point]
+    if point is not DeliveryPoint.DISCARDED and terminal[0].docs_selected != len(expected):
+        fail("the refined delivery record does not match the delivered block")
+    if (refined_initial and point is not DeliveryPoint.INITIAL) or (
+        run.tool_result and point is not DeliveryPoint.TOOL_RESULT
+    ):
+        fail(f"a refined block was delivered but the terminal record says {point}")
+
+
+class _StandIn:
+    """The selector's choice: the default scorer's top five over the candidates it is given.
+
+    Equal to ``FieldedIndex.of(candidates).rank(request.query, 5)`` with the
+    candidates in path order (so one index serves every request with the same
+    candidate set); each document is analysed once per evaluation. Records the
+    last pick so the run can compare it with the fast result.
+    """
+
+    def __init__(self) -> None:
+        self._features: dict[str, DocumentFeatures] = {}
+        self._indexes: dict[tuple[str, ...], tuple[FieldedIndex, list[str]]] = {}
+        self.last: tuple[str, ...] | None = None
+
+    def _of(self, document: MemoryDocument) -> DocumentFeatures:
+        features = self._features.get(document.path)
+        if features is None:
+            features = self._features[document.path] = DocumentFeatures.of(
+                document, checkpoint=pacing.checkpoint
+            )
+        return features
+
+    def __call__(self, request: SelectorRequest) -> Sequence[str]:
+        documents = sorted(request.candidates, key=lambda d: d.path)
+        key = tuple(d.path for d in documents)
+        built = self._indexes.get(key)
+        if built is None:
+            index = FieldedIndex.from_features(
+                [self._of(d) for d in documents], checkpoint=pacing.checkpoint
+            )
+            built = self._indexes[key] = (index, list(key))
+        index, paths = built
+        ranked = index.rank(request.query, min(LIMIT, request.limit))
+        self.last = tuple(paths[i] for i in ranked)
+        return list(self.last)
+
+
+@attrs.define
+class _Rig:
+    """An engine with its sink and stand-in, reused for many sessions."""
+
+    engine: Engine
+    sink: MemorySink
+    stand_in: _StandIn
+
+
+@asynccontextmanager
+async def _rig(
+    pool: tuple[MemoryDocument, ...], latency: float, design: Design
+) -> AsyncIterator[_Rig]:
+    stand_in = _StandIn()
+    sink = MemorySink()
+    async with open_engine(
+        StaticSource(pool),
+        selector=SimulatedSelector(latency=latency, choose=stand_in),
+        sinks=[sink],
+        wall_clock=lambda: WALL_TIME,
+        scan_in_thread=False,
+        fast_result=design is Design.FAST,
+    ) as engine:
+        yield _Rig(engine, sink, stand_in)
+
+
+async def _play(rig: _Rig, case: Case, kind: TurnKind, latency: float) -> CaseRun:
+    """One case, one turn shape, in a fresh session of ``rig``'s engine."""
+    first_record = len(rig.sink.records)
+    rig.stand_in.last = None
+    session = await rig.engine.open_session()
+    tool: tuple[str, ...] = ()
+    first = await session.user_query(case.query)
+    if kind is TurnKind.TOOL_USING:
+        await session.turn_end(tools_requested=True)
+        await trio.sleep(latency + TOOL_SLACK)
+        block = await session.tool_result()
+        tool = () if block is None else block.paths
+    await session.turn_end(tools_requested=False)
+    await session.close()
+    run = CaseRun(
+        case_id=case.id,
+        kind=kind,
+        first_turn=() if first is None else first.paths,
+        first_phase=None if first is None else first.phase,
+        tool_result=tool,
+        pick=rig.stand_in.last,
+        records=tuple(rig.sink.records[first_record:]),
+    )
+    check_run(run)
+    return run
+
+
+def _pool(corpus: Corpus, case: Case) -> tuple[MemoryDocument, ...]:
+    excluded = set(case.exclude)
+    return tuple(d for i, d in zip(corpus.ids, corpus.documents, strict=True) if i not in excluded)
+
+
+async def _run_cases_async(
+    corpus: Corpus, latency: float, design: Design, *, reuse_engines: bool
+) -> list[CaseRun]:
+    runs: list[CaseRun] = []
+    if not reuse_engines:
+        for case in corpus.cases:
+            for kind in TurnKind:
+                async with _rig(_pool(corpus, case), latency, design) as rig:
+                    runs.append(await _play(rig, case, kind, latency))
+        return runs
+    # One engine per distinct pool (cases with the same ``exclude``); a fresh session per run.
+    by_pool: dict[tuple[str, ...], list[int]] = {}
+    for position, case in enumerate(corpus.cases):
+        by_pool.setdefault(tuple(sorted(case.exclude)), []).append(position)
+    slots: list[list[CaseRun]] = [[] for _ in corpus.cases]
+    for positions in by_pool.values():
+        pool = _pool(corpus, corpus.cases[positions[0]])
+        async with _rig(pool, latency, design) as rig:
+            for position in positions:
+                for kind in TurnKind:
+                    slots[position].append(await _play(rig, corpus.cases[position], kind, latency))
+    return [run for slot in slots for run in slot]
+
+
+def run_cases(
+    corpus: Corpus,
+    latency_ms: float,
+    design: Design,
+    *,
+    reuse_engines: bool = True,
+) -> list[CaseRun]:
+    """Play every case of ``corpus`` in both turn shapes; one run per (case, turn kind).
+
+    Runs on a fresh ``MockClock`` (no real waiting). ``reuse_engines=False``
+    opens a new engine for every run instead of one per pool; the results are
+    the same (sessions share nothing), only slower.
+    """
+    latency = latency_ms / 1000.0
+
+    async def main() -> list[CaseRun]:
+        return await _run_cases_async(corpus, latency, design, reuse_engines=reuse_engines)
+
+    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _rate(flags: Sequence[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
+
+
+@attrs.frozen
+class Figures:
+    """Rates over one group of answerable cases (``None`` if the group is empty)."""
+
+    first_turn: float | None
+    delivered: float | None
+    overlap: float | None
+
+    @classmethod
+    def of(cls, runs: Sequence[CaseRun]) -> Figures:
+        """The rates over ``runs``."""
+        return cls(
+            first_turn=_rate([bool(r.first_turn) for r in runs]),
+            delivered=_rate([r.delivered for r in runs]),
+            overlap=_rate([r.overlap for r in runs]),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object (rates as fractions)."""
+        return {"first_turn": self.first_turn, "delivered": self.delivered, "overlap": self.overlap}
+
+
+@attrs.frozen
+class KindFigures:
+    """One turn kind's figures for one (latency, design)."""
+
+    lexical: Figures
+    answerable: Figures
+    duplicates: float
+    no_result_silent: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object (rates as fractions)."""
+        return {
+            "lexically_answerable": self.lexical.to_json(),
+            "answerable": self.answerable.to_json(),
+            "duplicates": self.duplicates,
+            "no_result_silent": self.no_result_silent,
+        }
+
+
+@attrs.frozen
+class Row:
+    """One (latency, design): figures for both turn kinds."""
+
+    latency_ms: int
+    design: Design
+    tool_free: KindFigures
+    tool_using: KindFigures
+
+
+@attrs.frozen
+class DeliveryReport:
+    """The whole evaluation on one corpus."""
+
+    corpus: str
+    documents: int
+    cases: int
+    answerable: int
+    lexically_answerable: int
+    no_result: int
+    rows: tuple[Row, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The object ``--json`` prints: counts, then one row per (latency, design)."""
+        counts = {
+            "cases": self.cases,
+            "answerable": self.answerable,
+            "lexically_answerable": self.lexically_answerable,
+            "no_result": self.no_result,
+        }
+        return {
+            "corpus": self.corpus,
+            "documents": self.documents,
+            **counts,
+            "selector": STAND_IN,
+            "rows": [
+                {
+                    "latency_ms": row.latency_ms,
+                    "design": row.design.value,
+                    **counts,
+                    "tool_free": row.tool_free.to_json(),
+                    "tool_using": row.tool_using.to_json(),
+                }
+                for row in self.rows
+            ],
+        }
+
+
+def lexically_answerable(corpus: Corpus) -> frozenset[str]:
+    """Ids of the answerable cases outside ``semantic-no-lexical`` that the deterministic
+    path can answer: the default scorer's fast result (whole pool minus the case's
+    ``exclude``) holds at least one document."""
+    snapshot = StaticSource(tuple(corpus.documents)).snapshot()
+    ranker = snapshot.ranker
+    assert isinstance(ranker, FastRanker)
+    position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
+    return frozenset(
+        case.id
+        for case in corpus.cases
+        if case.relevant
+        and case.slice != SEMANTIC_SLICE
+        and ranker.rank_and_fast(case.query, LIMIT, exclude={position[d] for d in case.exclude})[1]
+    )
+
+
+def _kind_figures(
+    corpus: Corpus, runs: Sequence[CaseRun], kind: TurnKind, lexical: frozenset[str]
+) -> KindFigures:
+    cases = {c.id: c for c in corpus.cases}
+    mine = [r for r in runs if r.kind is kind]
+    answerable = [r for r in mine if cases[r.case_id].relevant]
+    no_result = [r for r in mine if not cases[r.case_id].relevant]
+    duplicates = _rate([r.duplicated for r in mine])
+    return KindFigures(
+        lexical=Figures.of([r for r in answerable if r.case_id in lexical]),
+        answerable=Figures.of(answerable),
+        duplicates=0.0 if duplicates is None else duplicates,
+        no_result_silent=_rate([not r.delivered for r in no_result]),
+    )
+
+
+def evaluate_delivery(
+    corpus: Corpus,
+    *,
+    latencies_ms: Sequence[int] = LATENCIES_MS,
+    designs: Sequence[Design] = (Design.SINGLE, Design.FAST),
+    reuse_engines: bool = True,
+    progress: Progress | None = None,
+) -> DeliveryReport:
+    """Play the corpus for every (latency, design) and compute the figures.
+
+    First-turn, delivered-at-all and overlap rates are reported over the
+    lexically answerable cases and over all answerable cases; the duplicate
+    rate is over every case; the silent rate over the no-result cases. ``progress``
+    advances once per (latency, design).
+    """
+    lexical = lexically_answerable(corpus)
+    rows: list[Row] = []
+    for latency in latencies_ms:
+        for design in designs:
+            runs = run_cases(corpus, latency, design, reuse_engines=reuse_engines)
+            if progress is not None:
+                progress.advance(f"{latency} ms {design.value}")
+            rows.append(
+                Row(
+                    latency_ms=latency,
+                    design=design,
+                    tool_free=_kind_figures(corpus, runs, TurnKind.TOOL_FREE, lexical),
+                    tool_using=_kind_figures(corpus, runs, TurnKind.TOOL_USING, lexical),
+                )
+            )
+    answerable = sum(1 for c in corpus.cases if c.relevant)
+    return DeliveryReport(
+        corpus=corpus.name,
+        documents=len(corpus.documents),
+        cases=len(corpus.cases),
+        answerable=answerable,
+        lexically_answerable=len(lexical),
+        no_result=len(corpus.cases) - answerable,
+        rows=tuple(rows),
+    )
+
+
+# --------------------------------------------------------------------------- output
+
+
+def format_delivery(report: DeliveryReport) -> str:
+    """The report as a readable table, one row per (latency, design)."""
+    header = [
+        "latency",
+        "design",
+        "tool-free 1st turn",
+        "tool-free at all",
+        "tool-using 1st turn",
+        "tool-using at all",
+        "overlap",
+        "duplicates",
+        "no-result silent",
+    ]
+    rows = [
+        [
+            f"{row.latency_ms} ms",
+            row.design.value,
+            percent(row.tool_free.lexical.first_turn),
+            percent(row.tool_free.lexical.delivered),
+            percent(row.tool_using.lexical.first_turn),
+            percent(row.tool_using.lexical.delivered),
+            percent(row.tool_using.lexical.overlap),
+            percent(max(row.tool_free.duplicates, row.tool_using.duplicates)),
+            f"{percent(row.tool_free.no_result_silent)} / "
+            f"{percent(row.tool_using.no_result_silent)}",
+        ]
+        for row in report.rows
+    ]
+    lines = [
+        f"delivery through the engine on a virtual clock; corpus {report.corpus}:"
+        f" {report.documents} documents, {report.cases} cases",
+        f"({report.answerable} answerable, {report.lexically_answerable} lexically answerable,"
+        f" {report.no_result} no-result); no model is called",
+        "refined choice: " + STAND_IN,
+        "single: the selector alone (first turn only if it answers inside the 100 ms wait);",
+        "fast: the deterministic top 2 before the first request, the pick at the next tool result",
+        "rates over the lexically answerable cases; overlap: tool-using turns whose pick",
+        "included a fast-delivered document; duplicates: every case, both turn kinds;",
+        "no-result silent: tool-free / tool-using",
+        "",
+        *markdown_table(header, rows, text_columns=2),
+    ]
+    return "\n".join(lines)
+
+
+def delivery_main(corpus_path: str, *, as_json: bool) -> int:
+    """``memrecall simulate delivery``: print the report; 0, or 2 for a bad corpus.
+
+    An unreadable or invalid corpus prints a one-line reason on stderr (the
+    evaluation module's validation) and returns 2.
+    """
+    try:
+        corpus = load_corpus(corpus_path)
+    except CorpusError as exc:
+        print(f"memrecall simulate delivery: error: {exc}", file=sys.stderr)
+        return 2
+    with Progress(len(LATENCIES_MS) * len(Design), "delivery", quiet=as_json) as progress:
+        report = evaluate_delivery(corpus, progress=progress)
+    if as_json:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(msgspec.json.encode(report.to_json()) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        print(format_delivery(report))
+    return 0

@@ -1,0 +1,140 @@
+"""The property catalogue, checked over an event log.
+
+Every simulation run, and every ``memrecall replay``, checks these on each
+record (safety) and at the end of the log (liveness):
+
+``one-terminal``    at most one terminal (refined) delivery record per plan
+``fast-once``       at most one fast delivery per plan, and only at the initial point
+``absorbing``       after its terminal record a plan produces nothing but ``ignore``
+``own-documents``   a plan delivers only documents it was given by its own scan or selector
+``no-duplicate``    no document is delivered twice by a plan, nor one the session had surfaced
+``bounded``         a fast block holds at most 2 documents, a refined block at most 5
+``privacy``         telemetry holds no free text: only its kind, enum values and numbers
+``terminates``      (liveness) every plan that opened has ended
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+import msgspec
+
+from memrecall.engine.render import MAX_FAST_DOCS, MAX_PROMPT_DOCS
+from memrecall.events.effects import Deliver, EmitTelemetry, Ignore
+from memrecall.events.inputs import ScanCompleted, SelectorSucceeded
+from memrecall.events.telemetry import (
+    DeliveryPoint,
+    DeliveryRecord,
+    DiscardReason,
+    Phase,
+    Strategy,
+    TelemetryRecord,
+)
+from memrecall.simulation.eventlog import LogRecord, PlanOpened
+
+__all__ = ["RULES", "Violation", "check_log"]
+
+# The only strings a telemetry record may hold: its kind and enum values.
+_ALLOWED_STRINGS = frozenset(
+    {"selection", "delivery"}
+    | {e.value for enum in (Phase, DeliveryPoint, DiscardReason, Strategy) for e in enum}
+)
+
+
+def _free_text(record: TelemetryRecord) -> set[str]:
+    """Every string value in ``record`` that is not a kind or enum value."""
+    values = msgspec.to_builtins(record)
+    return {v for v in values.values() if isinstance(v, str) and v not in _ALLOWED_STRINGS}
+
+
+RULES = (
+    "one-terminal",
+    "fast-once",
+    "absorbing",
+    "own-documents",
+    "no-duplicate",
+    "bounded",
+    "privacy",
+    "terminates",
+)
+
+
+@attrs.frozen
+class Violation:
+    """A broken property: where, which rule, and what happened."""
+
+    line: int
+    plan: str
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: plan {self.plan}: {self.rule}: {self.detail}"
+
+
+@attrs.define
+class _PlanView:
+    opened_line: int
+    query: str
+    excluded: frozenset[str]
+    given: set[str] = attrs.field(factory=set)
+    delivered: set[str] = attrs.field(factory=set)
+    terminal: bool = False
+    fast: int = 0
+
+
+def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -> list[Violation]:
+    """Check every property on numbered log records; ``final`` adds the liveness check."""
+    plans: dict[str, _PlanView] = {}
+    out: list[Violation] = []
+    for line, record in records:
+        if isinstance(record, PlanOpened):
+            view = _PlanView(line, record.query.text, frozenset(record.excluded))
+            plans[record.plan] = view
+            effects = record.effects
+        else:
+            view = plans[record.plan]
+            event = record.event
+            if isinstance(event, ScanCompleted):
+                view.given.update(d.path for d in (*event.fallback, *event.fast))
+            elif isinstance(event, SelectorSucceeded):
+                view.given.update(d.path for d in event.selected)
+            effects = record.effects
+
+        def fail(rule: str, detail: str, line: int = line, plan: str = record.plan) -> None:
+            out.append(Violation(line, plan, rule, detail))
+
+        was_terminal = view.terminal
+        for effect in effects:
+            if was_terminal and not isinstance(effect, Ignore):
+                fail("absorbing", f"{effect.__struct_config__.tag} after the terminal record")
+            if isinstance(effect, Deliver):
+                limit = MAX_FAST_DOCS if effect.phase is Phase.FAST else MAX_PROMPT_DOCS
+                if not 1 <= len(effect.paths) <= limit:
+                    fail("bounded", f"{effect.phase} block with {len(effect.paths)} documents")
+                for path in effect.paths:
+                    if path not in view.given:
+                        fail("own-documents", f"delivered {path}, which this plan was not given")
+                    if path in view.delivered or path in view.excluded:
+                        fail("no-duplicate", f"delivered {path} again")
+                    view.delivered.add(path)
+            if isinstance(effect, EmitTelemetry):
+                leaked = _free_text(effect.record)
+                if leaked:
+                    fail("privacy", f"telemetry carries free text: {sorted(leaked)}")
+                record_ = effect.record
+                if isinstance(record_, DeliveryRecord):
+                    if record_.phase is Phase.FAST:
+                        view.fast += 1
+                        if view.fast > 1 or record_.delivery_point is not DeliveryPoint.INITIAL:
+                            fail("fast-once", "a second fast delivery or one off the initial point")
+                    elif view.terminal:
+                        fail("one-terminal", "a second terminal record")
+                    else:
+                        view.terminal = True
+    if final:
+        for plan_id, view in plans.items():
+            if not view.terminal:
+                out.append(Violation(view.opened_line, plan_id, "terminates", "never ended"))
+    return out

@@ -1,0 +1,367 @@
+"""An incrementally maintained ``fielded`` (BM25F) index that scores exactly like
+:class:`memrecall.engine.scoring.fielded.FieldedIndex`.
+
+:class:`FieldedIndex` precomputes every posting's value, and each value depends on pool-wide
+figures (document count, document frequency, average field lengths): one added memory
+changes them all, so it has to be rebuilt whole. This index keeps only what changes
+locally — each document's counted terms (:class:`DocumentFeatures`), the term → documents
+postings, the sorted vocabulary and the field length totals — and computes values at query
+time with the same formulas and the same order of floating-point operations, so every
+score is bit-identical to a ``FieldedIndex`` built from scratch over the same documents.
+Values of a term are cached until the next change (the cache is dropped by ``add`` and
+``remove``, never patched).
+
+Documents are identified by a string id (the memory id). Where ``FieldedIndex`` breaks
+ties by position in the pool, this index breaks them by id; a pool ordered by id (as
+:meth:`memrecall.store.backend.Store.snapshot` returns it) ranks identically.
+
+Removing a document removes it from the postings, and a term no document uses any more
+leaves the vocabulary and every cache: a forgotten memory's words are not kept.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Callable, Collection
+
+from memrecall.engine.scoring.analysis import query_terms
+from memrecall.engine.scoring.fielded import FIELDS, DocumentFeatures, Params, is_variant
+
+__all__ = ["IncrementalIndex"]
+
+_Values = dict[str, float]
+
+
+class IncrementalIndex:
+    """BM25F over a changing set of documents (module docstring)."""
+
+    def __init__(self, params: Params | None = None) -> None:
+        self.params = params or Params()
+        self._features: dict[str, DocumentFeatures] = {}
+        self._postings: dict[str, set[str]] = {}
+        self._vocabulary: list[str] = []
+        self._length_sum = [0] * len(FIELDS)
+        self._filled = [0] * len(FIELDS)
+        # identity -> ids: versions of one memory (same title and description) rank together
+        self._identities: dict[str, set[str]] = {}
+        self._shared = 0  # identities held by two documents or more
+        self._values: dict[str, _Values] = {}
+        self._credited: dict[str, _Values] = {}
+        self._norms: dict[str, tuple[float, ...]] = {}
+        self._peaks: dict[str, float] = {}
+        self._ordered: dict[str, list[str]] = {}
+
+    # ------------------------------------------------------------------ changes
+
+    def __len__(self) -> int:
+        return len(self._features)
+
+    def __contains__(self, doc: object) -> bool:
+        return doc in self._features
+
+    def vocabulary(self) -> tuple[str, ...]:
+        """Every indexed term (sorted)."""
+        return tuple(self._vocabulary)
+
+    def _invalidate(self) -> None:
+        self._values.clear()
+        self._credited.clear()
+        self._norms.clear()
+        self._peaks.clear()
+        self._ordered.clear()
+
+    def add(self, doc: str, features: DocumentFeatures) -> None:
+        """Index ``doc`` (replacing its previous features, if any)."""
+        if doc in self._features:
+            self.remove(doc)
+        self._features[doc] = features
+        for i, length in enumerate(features.lengths):
+            if length:
+                self._length_sum[i] += length
+                self._filled[i] += 1
+        for counts in features.counts:
+            for term in counts:
+                row = self._postings.get(term)
+                if row is None:
+                    self._postings[term] = {doc}
+                    bisect.insort(self._vocabulary, term)
+                else:
+                    row.add(doc)
+        if features.identity != "\x00":
+            members = self._identities.setdefault(features.identity, set())
+            members.add(doc)
+            if len(members) == 2:
+                self._shared += 1
+        self._invalidate()
+
+    def remove(self, doc: str) -> None:
+        """Drop ``doc`` (no-op when absent); terms nobody uses any more leave the vocabulary."""
+        features = self._features.pop(doc, None)
+        if features is None:
+            return
+        for i, length in enumerate(features.lengths):
+            if length:
+                self._length_sum[i] -= length
+                self._filled[i] -= 1
+        for counts in features.counts:
+            for term in counts:
+                row = self._postings.get(term)
+                if row is None:
+                    continue
+                row.discard(doc)
+                if not row:
+                    del self._postings[term]
+                    at = bisect.bisect_left(self._vocabulary, term)
+                    del self._vocabulary[at]
+        members = self._identities.get(features.identity)
+        if members is not None:
+            if len(members) == 2:
+                self._shared -= 1
+            members.discard(doc)
+            if not members:
+                del self._identities[features.identity]
+        self._invalidate()
+
+    # ------------------------------------------------------------------ scoring
+
+    def _count(self) -> int:
+        return max(len(self._features), self.params.min_pool)
+
+    def idf_max(self) -> float:
+        """The largest idf the pool can give (as ``FieldedIndex``)."""
+        return math.log(1.0 + (self._count() + 0.5) / 0.5)
+
+    def _idf(self, term: str) -> float | None:
+        row = self._postings.get(term)
+        if row is None:
+            return None
+        count = self._count()
+        return math.log(1.0 + (count - len(row) + 0.5) / (len(row) + 0.5))
+
+    def _norm(self, doc: str) -> tuple[float, ...]:
+        norm = self._norms.get(doc)
+        if norm is None:
+            p = self.params
+            lengths = self._features[doc].lengths
+            values = []
+            for i in range(len(FIELDS)):
+                filled = self._filled[i]
+                average = max(1.0, self._length_sum[i] / filled) if filled else 1.0
+                values.append(p.weights[i] / (1.0 - p.b[i] + p.b[i] * lengths[i] / average))
+            norm = tuple(values)
+            self._norms[doc] = norm
+        return norm
+
+    def _term_values(self, term: str) -> _Values:
+        """Each document's value for one index term (as ``FieldedIndex._postings``)."""
+        cached = self._values.get(term)
+        if cached is not None:
+            return cached
+        idf = self._idf(term)
+        out: _Values = {}
+        if idf is not None:
+            k1 = self.params.k1
+            for doc in self._postings[term]:
+                features = self._features[doc]
+                norm = self._norm(doc)
+                tf = 0.0
+                for i, counts in enumerate(features.counts):
+                    n = counts.get(term)
+                    if n is not None:
+                        tf = tf + n * norm[i]
+                out[doc] = idf * tf / (k1 + tf)
+        self._values[term] = out
+        return out
+
+    def _keys(self, term: str, kind: str) -> list[tuple[str, float]]:
+        keys: list[tuple[str, float]] = []
+        if term in self._postings:
+            keys.append((term, 1.0))
+        if kind == "word":
+            vocabulary = self._vocabulary
+            candidates = set()
+            stem = term[: max(4, len(term) - 4)]
+            if len(stem) >= 4:
+                start = bisect.bisect_left(vocabulary, stem)
+                while start < len(vocabulary) and vocabulary[start].startswith(stem):
+                    candidates.add(vocabulary[start])
+                    start += 1
+            for shorter in (term[:-1], term[:-2]):
+                if shorter in self._postings:
+                    candidates.add(shorter)
+            for longer in (term + "s", term + "es"):
+                if longer in self._postings:
+                    candidates.add(longer)
+            variant = self.params.variant
+            keys.extend((key, variant) for key in sorted(candidates) if is_variant(term, key))
+        return keys
+
+    def _credit(self, term: str, kind: str) -> _Values:
+        cached = self._credited.get(term)
+        if cached is not None:
+            return cached
+        keys = self._keys(term, kind)
+        merged: _Values
+        if not keys:
+            merged = {}
+        elif len(keys) == 1 and keys[0][1] == 1.0:
+            merged = self._term_values(keys[0][0])
+        else:
+            merged = {}
+            for key, credit in keys:
+                for doc, value in self._term_values(key).items():
+                    credited = value * credit
+                    if credited > merged.get(doc, 0.0):
+                        merged[doc] = credited
+        self._credited[term] = merged
+        return merged
+
+    def scores(self, query: str) -> dict[str, float]:
+        """Every document with a positive score for ``query`` (as ``FieldedIndex._score``)."""
+        scores: dict[str, float] = {}
+        get = scores.get
+        for qt in query_terms(query):
+            weight = qt.weight
+            for doc, value in self._credit(qt.term, qt.kind).items():
+                scores[doc] = get(doc, 0.0) + weight * value
+        return {doc: value for doc, value in scores.items() if value > 0.0}
+
+    def top(
+        self,
+        scores: dict[str, float],
+        limit: int,
+        *,
+        excluded: Collection[str] = (),
+        only: Collection[str] | None = None,
+    ) -> list[str]:
+        """The best ``limit`` scored documents, leaving out ``excluded`` (and, when given,
+        everything not in ``only``), in ``FieldedIndex`` order: versions of one memory at
+        their best score, then mtime newest first, then id."""
+        own = {d: v for d, v in scores.items() if d not in excluded and (only is None or d in only)}
+        order = own
+        identities = self._identities
+        features = self._features
+        if self._shared:
+            grouped = [d for d in own if len(identities.get(features[d].identity, ())) > 1]
+            if grouped:
+                order = dict(own)
+                for d in grouped:
+                    members = identities[features[d].identity]
+                    order[d] = max(own.get(m, 0.0) for m in members)
+        if not order:
+            return []
+        if len(order) > limit:
+            # every document at or above the limit-th best value, then the exact order
+            floor = heapq.nlargest(limit, order.values())[-1]
+            pool = [d for d, v in order.items() if v >= floor]
+        else:
+            pool = list(order)
+
+        def key(d: str) -> tuple[float, float, str]:
+            return (-order[d], -features[d].mtime, d)
+
+        return sorted(pool, key=key)[:limit]
+
+    def mass(self, query: str) -> float:
+        """The query's own weight, for coverage (as ``FieldedIndex._score``)."""
+        idf_max = self.idf_max()
+        mass = 0.0
+        for qt in query_terms(query):
+            idf = self._idf(qt.term)
+            mass += qt.weight * (idf_max if idf is None else idf)
+        return min(mass, self.params.saturation * idf_max)
+
+    def superseded(self, doc: str) -> bool:
+        """True when a newer version of the same memory (same identity) is indexed."""
+        members = self._identities.get(self._features[doc].identity, ())
+        if len(members) < 2:
+            return False
+        newest = max(self._features[m].mtime for m in members)
+        return self._features[doc].mtime < newest
+
+    def best(
+        self,
+        query: str,
+        limit: int,
+        *,
+        excluded: Collection[str] = (),
+        only: Collection[str] | None = None,
+    ) -> tuple[list[str], Callable[[str], float | None]]:
+        """``top(scores(query), limit, ...)`` and a function giving any document's score
+        (None: no evidence), computing as few scores as it can.
+
+        Exact, not approximate: when a query has both rare and common terms, only documents
+        holding a rare term are scored, and the answer is used only if the limit-th of them
+        beats the most any other document could score (the common terms' best values
+        summed); a one-term query walks that term's documents best first. Anything else, and
+        pools with versions of one memory, take the full pass.
+        """
+        terms: list[tuple[float, str, _Values]] = []
+        for qt in query_terms(query):
+            values = self._credit(qt.term, qt.kind)
+            if values:
+                terms.append((qt.weight, qt.term, values))
+
+        def score(doc: str) -> float | None:
+            total: float | None = None
+            for weight, _term, values in terms:
+                value = values.get(doc)
+                if value is not None:
+                    total = weight * value if total is None else total + weight * value
+            return total
+
+        def allowed(doc: str) -> bool:
+            return doc not in excluded and (only is None or doc in only)
+
+        if terms and not self._shared:
+            if len(terms) == 1:
+                return self._walk(terms[0], limit, allowed), score
+            many = len(self._features) // 8
+            common = [t for t in terms if len(t[2]) > many]
+            rare = [t for t in terms if len(t[2]) <= many]
+            if common and rare:
+                bound = sum(weight * self._peak(term, values) for weight, term, values in common)
+                candidates: set[str] = set()
+                for _w, _t, values in rare:
+                    candidates.update(values)
+                own: dict[str, float] = {}
+                for doc in candidates:
+                    if allowed(doc):
+                        value = score(doc)
+                        if value is not None:
+                            own[doc] = value
+                found = self.top(own, limit)
+                if len(found) == limit and own[found[-1]] > bound * (1 + 1e-9):
+                    return found, score
+        every = self.scores(query)
+        return self.top(every, limit, excluded=excluded, only=only), every.get
+
+    def _peak(self, term: str, values: _Values) -> float:
+        peak = self._peaks.get(term)
+        if peak is None:
+            peak = max(values.values())
+            self._peaks[term] = peak
+        return peak
+
+    def _walk(
+        self, term: tuple[float, str, _Values], limit: int, allowed: Callable[[str], bool]
+    ) -> list[str]:
+        """A one-term query's best ``limit``: the term's documents by value, best first."""
+        weight, name, values = term
+        features = self._features
+        ordered = self._ordered.get(name)
+        if ordered is None:
+            ordered = sorted(values, key=lambda d: (-values[d], -features[d].mtime, d))
+            self._ordered[name] = ordered
+        found: dict[str, float] = {}
+        last: float | None = None
+        for doc in ordered:
+            value = weight * values[doc]
+            if last is not None and len(found) >= limit and value != last:
+                break
+            if allowed(doc):
+                found[doc] = value
+                last = value
+        return self.top(found, limit)

@@ -1,0 +1,320 @@
+"""Recall from the store: a :class:`~memrecall.sources.source.DocumentSource` over one user's
+visible, active memories, so ``open_engine`` recalls them on every turn exactly as it
+recalls a memory tree (fast path, selector, telemetry).
+
+Records become :class:`~memrecall.events.documents.MemoryDocument` values
+(:func:`record_document`):
+
+- ``path``: ``store/<scope>/<key>.md`` (``store/global/editor.md``,
+  ``store/workspace-learning/editor.md``): stable, unique per visible record, and never the
+  database's location; ``relative_path``: ``<key>.md``;
+- ``scope``: ``user`` for global records, ``project`` for workspace records (a workspace
+  record overrides a global one with the same key, as a project file shadows a user file);
+- ``title``: the key with ``_`` read as spaces; ``description``: the content's first line
+  (at most 200 characters); ``body``: the content; ``mtime``: ``updated_at``;
+- ``type``: from the category (:data:`CATEGORY_TYPES`, compared NFKC + case-folded):
+  ``feedback`` for corrections and workflow rules, ``project`` for project, goal and
+  schedule facts, ``reference`` for tools, links and references, ``user`` for everything
+  else (preferences, people, facts about the user).
+
+Kept current incrementally: each snapshot asks the store for the user's
+``memory_revision`` (one small read) and, when it moved, only the records written since
+(:meth:`~memrecall.store.backend.Store.changes_since`); a write is visible to the next
+recall, and nothing is reloaded whole. Expired records leave the pool when their time
+comes. Ranking uses an :class:`~memrecall.store.index.IncrementalIndex` through
+:class:`StoreRanker`, which ranks exactly like a ``FieldedIndex`` built over the same
+documents (tested), without rebuilding the index on each write.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Callable, Collection
+from datetime import datetime
+
+from memrecall.engine.render import MAX_FAST_DOCS
+from memrecall.engine.scoring.candidates import PoolOrder
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
+from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.sources.source import Snapshot
+
+from .backend import Store, StoreChanges
+from .index import IncrementalIndex
+from .keys import normalize_category
+from .model import MemoryRecord, MemoryScope, ScopeType, WorkspaceType, visible_scopes
+
+__all__ = [
+    "CATEGORY_TYPES",
+    "StoreRanker",
+    "StoreSource",
+    "document_path",
+    "record_document",
+]
+
+CATEGORY_TYPES: dict[str, MemoryType] = {
+    "feedback": MemoryType.FEEDBACK,
+    "correction": MemoryType.FEEDBACK,
+    "workflow": MemoryType.FEEDBACK,
+    "rule": MemoryType.FEEDBACK,
+    "project": MemoryType.PROJECT,
+    "goal": MemoryType.PROJECT,
+    "schedule": MemoryType.PROJECT,
+    "deadline": MemoryType.PROJECT,
+    "reference": MemoryType.REFERENCE,
+    "tool": MemoryType.REFERENCE,
+    "link": MemoryType.REFERENCE,
+    "resource": MemoryType.REFERENCE,
+}
+"""Normalised category → document type; any other category is ``user``."""
+
+_DESCRIPTION_CHARS = 200
+
+
+def document_path(scope: MemoryScope, key: str) -> str:
+    """``store/global/<key>.md`` or ``store/workspace-<type>/<key>.md``."""
+    folder = "global" if scope.workspace is None else f"workspace-{scope.workspace.value}"
+    return f"store/{folder}/{key}.md"
+
+
+def record_document(record: MemoryRecord) -> MemoryDocument:
+    """The document a record is recalled as (module docstring)."""
+    first = record.content.strip().splitlines()[0] if record.content.strip() else ""
+    return MemoryDocument(
+        scope=Scope.USER if record.scope.type is ScopeType.GLOBAL else Scope.PROJECT,
+        path=document_path(record.scope, record.key),
+        relative_path=f"{record.key}.md",
+        type=CATEGORY_TYPES.get(normalize_category(record.category), MemoryType.USER),
+        title=record.key.replace("_", " "),
+        description=first[:_DESCRIPTION_CHARS],
+        body=record.content,
+        mtime=record.updated_at.timestamp(),
+    )
+
+
+class StoreRanker:
+    """``rank`` and ``rank_and_fast`` over one snapshot's documents, from the source's
+    incremental index; equal to a ``FieldedIndex`` built over the same documents.
+
+    Valid while the source has not changed since the snapshot; after that (a later recall
+    changed the pool while this one still ranks) it builds a ``FieldedIndex`` from the
+    snapshot's cached features instead, so a snapshot is always ranked over exactly its
+    own documents.
+    """
+
+    def __init__(
+        self,
+        source: StoreSource,
+        generation: int,
+        documents: tuple[MemoryDocument, ...],
+        features: tuple[DocumentFeatures, ...],
+    ) -> None:
+        self._source = source
+        self._generation = generation
+        self._documents = documents
+        self._features = features
+        self._position = {d.path: i for i, d in enumerate(documents)}
+        self._fallback: FieldedIndex | None = None
+
+    def _stale(self) -> FieldedIndex | None:
+        if self._source.generation == self._generation:
+            return None
+        if self._fallback is None:
+            self._fallback = FieldedIndex.from_features(self._features)
+        return self._fallback
+
+    def _judged(
+        self, query: str, exclude: Collection[int], limit: int, *, keep_none: bool
+    ) -> list[tuple[int, Judgement, float]]:
+        index = self._source.index
+        thresholds = self._source.thresholds
+        scores = index.scores(query)
+        if not scores:
+            return []
+        mass = index.mass(query)
+        idf_max = index.idf_max()
+        lowest = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max) * (
+            1 - 1e-9
+        )
+        kept = {d: v for d, v in scores.items() if v >= lowest}
+        paths = self._documents
+        excluded = {paths[i].path for i in exclude if 0 <= i < len(paths)}
+        out = []
+        for doc in index.top(kept, limit, excluded=excluded):
+            own = kept[doc]
+            coverage = min(1.0, own / mass) if mass > 0 else 0.0
+            judgement = thresholds.judge(coverage, own / idf_max)
+            if judgement is Judgement.STRONG and index.superseded(doc):
+                judgement = Judgement.WEAK
+            if not keep_none and judgement is Judgement.NONE:
+                continue
+            out.append((self._position[doc], judgement, own))
+        return out
+
+    def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
+        """Indices of the best ``limit`` documents judged at least weak, best first."""
+        with self._source.lock:
+            fallback = self._stale()
+            if fallback is not None:
+                return fallback.rank(query, limit, exclude=exclude)
+            return [i for i, _j, _s in self._judged(query, exclude, limit, keep_none=False)]
+
+    def rank_and_fast(
+        self, query: str, limit: int, *, exclude: Collection[int] = ()
+    ) -> tuple[list[int], list[int]]:
+        """``rank(query, limit)`` and the fast result from one scoring pass."""
+        with self._source.lock:
+            fallback = self._stale()
+            if fallback is not None:
+                return fallback.rank_and_fast(query, limit, exclude=exclude)
+            ranked = self._judged(query, exclude, max(limit, MAX_FAST_DOCS), keep_none=True)
+        kept = [i for i, j, _s in ranked[:limit] if j is not Judgement.NONE]
+        strong = [(i, s) for i, j, s in ranked[:MAX_FAST_DOCS] if j is Judgement.STRONG]
+        fast = []
+        if strong:
+            least = self._source.index.params.second * strong[0][1]
+            fast = [strong[0][0]] + [i for i, s in strong[1:] if s >= least]
+        return kept, fast
+
+
+class StoreSource:
+    """One user's visible, active memories as a document source (module docstring).
+
+    ``workspace`` picks the visible scopes (global, plus that workspace's). ``clock``
+    decides expiry. ``snapshot`` is called from the engine's worker thread; the source
+    serialises its own state with a lock.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        user_id: str,
+        workspace: WorkspaceType | None = None,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        from .service import utc_now
+
+        self.store = store
+        self.user_id = user_id
+        self.scopes = visible_scopes(workspace)
+        self.thresholds = thresholds or default_thresholds()
+        self.lock = threading.RLock()
+        self.index = IncrementalIndex()
+        self.generation = 0
+        """Advances whenever the pool (the indexed documents) changes."""
+        self.loaded = 0
+        """Records read from the store so far (a work counter)."""
+        self._clock = clock or utc_now
+        self._memory_revision = -1
+        self._cursor: int | None = None
+        self._records: dict[str, MemoryRecord] = {}
+        self._by_key: dict[str, set[str]] = {}
+        self._pending_keys: set[str] = set()
+        """Keys whose documents must be recomputed (written, or a record removed)."""
+        self._documents: dict[str, tuple[MemoryDocument, DocumentFeatures, datetime | None]] = {}
+        self._order: list[tuple[float, str]] = []  # (-mtime, path) of the pool, sorted
+        self._expiries: list[tuple[datetime, str]] = []  # (expires_at, key) of pooled docs
+        self._synced_at: datetime | None = None
+        self._last: Snapshot | None = None
+
+    def _apply(self, changes: StoreChanges) -> None:
+        if changes.full:
+            self._pending_keys.update(r.key for r in self._records.values())
+            self._records.clear()
+            self._by_key.clear()
+        for memory_id in changes.removed:
+            self._drop(memory_id)
+        for record in changes.records:
+            self._drop(record.memory_id)
+            self._records[record.memory_id] = record
+            self._by_key.setdefault(record.key, set()).add(record.memory_id)
+            self._pending_keys.add(record.key)
+        self.loaded += len(changes.records)
+        self._memory_revision = changes.memory_revision
+        self._cursor = changes.cursor
+
+    def _drop(self, memory_id: str) -> None:
+        record = self._records.pop(memory_id, None)
+        if record is None:
+            return
+        members = self._by_key[record.key]
+        members.discard(memory_id)
+        if not members:
+            del self._by_key[record.key]
+        self._pending_keys.add(record.key)
+
+    def _wanted(self, key: str, now: datetime) -> dict[str, MemoryRecord]:
+        """The visible documents of one key: unexpired, workspace overriding global."""
+        live = [
+            self._records[m] for m in self._by_key.get(key, ()) if not self._records[m].expired(now)
+        ]
+        if any(r.scope.type is ScopeType.WORKSPACE for r in live):
+            live = [r for r in live if r.scope.type is ScopeType.WORKSPACE]
+        return {document_path(r.scope, r.key): r for r in live}
+
+    def _sync_pool(self, now: datetime) -> None:
+        keys = self._pending_keys
+        self._pending_keys = set()
+        if self._synced_at is not None:
+            # expiries that came due since the last sync
+            start = bisect.bisect_right(self._expiries, (self._synced_at, "\uffff"))
+            end = bisect.bisect_right(self._expiries, (now, "\uffff"))
+            keys.update(key for _t, key in self._expiries[start:end])
+        changed = False
+        for key in keys:
+            wanted = self._wanted(key, now)
+            for scope in self.scopes:
+                path = document_path(scope, key)
+                held = self._documents.get(path)
+                record = wanted.get(path)
+                document = None if record is None else record_document(record)
+                if held is not None and held[0] == document:
+                    continue
+                if held is not None:
+                    del self._documents[path]
+                    self.index.remove(path)
+                    del self._order[bisect.bisect_left(self._order, (-held[0].mtime, path))]
+                    self._unexpire(held[2], key)
+                if record is not None and document is not None:
+                    features = DocumentFeatures.of(document)
+                    self._documents[path] = (document, features, record.expires_at)
+                    self.index.add(path, features)
+                    bisect.insort(self._order, (-document.mtime, path))
+                    if record.expires_at is not None:
+                        bisect.insort(self._expiries, (record.expires_at, key))
+                changed = True
+        if changed:
+            self.generation += 1
+            self._last = None
+        self._synced_at = now
+
+    def _unexpire(self, expires_at: datetime | None, key: str) -> None:
+        if expires_at is not None:
+            at = bisect.bisect_left(self._expiries, (expires_at, key))
+            if at < len(self._expiries) and self._expiries[at] == (expires_at, key):
+                del self._expiries[at]
+
+    def snapshot(self) -> Snapshot:
+        """The user's visible, active, unexpired memories now, ranked (pool order: newest
+        first, then path)."""
+        with self.lock:
+            revision = self.store.memory_revision(self.user_id)
+            if revision != self._memory_revision:
+                self._apply(self.store.changes_since(self.user_id, self.scopes, self._cursor))
+            now = self._clock()
+            due = self._synced_at is None or (bool(self._expiries) and self._expiries[0][0] <= now)
+            if self._pending_keys or due:
+                self._sync_pool(now)
+            if self._last is None:
+                documents = tuple(self._documents[p][0] for _m, p in self._order)
+                features = tuple(self._documents[p][1] for _m, p in self._order)
+                ranker = StoreRanker(self, self.generation, documents, features)
+                order = PoolOrder(
+                    tuple(range(len(documents))),
+                    {d.path: (i,) for i, d in enumerate(documents)},
+                )
+                self._last = Snapshot(documents, ranker, order=order)
+            return self._last

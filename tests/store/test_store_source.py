@@ -1,0 +1,198 @@
+"""Recall from the store: StoreSource gives the engine one user's visible, active memories,
+kept current incrementally, ranked exactly like a FieldedIndex over the same documents."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memrecall.actors import Engine, open_engine
+from memrecall.actors.plan import MemoryBlock
+from memrecall.engine.scoring.candidates import PoolOrder
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
+from memrecall.events.documents import MemoryType, Scope
+from memrecall.sources.source import prepare_recall
+from memrecall.store import (
+    KeyConflict,
+    MemoryService,
+    SQLiteStore,
+    WorkspaceType,
+    visible_scopes,
+)
+from memrecall.store.source import StoreSource, record_document
+
+from .helpers import GLOBAL, LEARNING, TEACHING, ManualClock
+
+WORDS = "deploy staging kubectl cluster blue green tea coffee editor vim charge charges".split()
+
+
+def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
+    store = SQLiteStore(tmp_path / "m.db", durable=False)
+    clock = ManualClock()
+    return MemoryService(store, clock=clock), store, clock
+
+
+async def test_documents_and_ranking_equal_a_fresh_index(tmp_path: Path) -> None:
+    service, store, clock = _setup(tmp_path)
+    source = StoreSource(store, "u1", WorkspaceType.LEARNING, clock=clock)
+    rng = random.Random(3)
+    live: list[str] = []
+    for step in range(80):
+        clock.advance(rng.choice((0, 1, 60, 600)))
+        roll = rng.random()
+        content = " ".join(rng.choices(WORDS, k=rng.randint(2, 8)))
+        if roll < 0.5 or not live:
+            expires = (
+                clock.now + timedelta(seconds=rng.choice((300, 3000)))
+                if rng.random() < 0.3
+                else None
+            )
+            try:
+                out = await service.save(
+                    "u1",
+                    rng.choice((GLOBAL, LEARNING, TEACHING)),
+                    rng.choice(WORDS[:6]),
+                    content,
+                    rng.choice(("project", "tool", "preference")),
+                    expires_at=expires,
+                )
+            except KeyConflict:
+                continue
+            live.append(out.record.memory_id)
+        elif roll < 0.7:
+            memory_id = rng.choice(live)
+            current = await service.get("u1", memory_id)
+            await service.update(
+                "u1", memory_id, expected_revision=current.revision, content=content
+            )
+        elif roll < 0.8:
+            await service.suppress("u1", rng.choice(live))
+        elif roll < 0.9:
+            await service.restore("u1", rng.choice(live))
+        else:
+            await service.forget("u1", live.pop(rng.randrange(len(live))))
+        snapshot = source.snapshot()
+        # expected pool: visible, active, unexpired; workspace overrides global; newest first
+        _revision, records = store.snapshot("u1", visible_scopes(WorkspaceType.LEARNING))
+        records = [r for r in records if not r.expired(clock.now)]
+        workspace_keys = {r.key for r in records if r.scope == LEARNING}
+        wanted = [
+            record_document(r)
+            for r in records
+            if not (r.scope == GLOBAL and r.key in workspace_keys)
+        ]
+        wanted.sort(key=lambda d: (-d.mtime, d.path))
+        assert snapshot.documents == tuple(wanted), step
+        assert snapshot.order == PoolOrder.of(snapshot.documents)
+        fresh = FieldedIndex.of(snapshot.documents)
+        for _ in range(3):
+            query = " ".join(rng.choices(WORDS, k=rng.randint(1, 4)))
+            exclude = set(rng.sample(range(len(wanted)), min(len(wanted), rng.randint(0, 2))))
+            limit = rng.randint(1, 6)
+            assert snapshot.ranker.rank(query, limit, exclude=exclude) == fresh.rank(
+                query, limit, exclude=exclude
+            )
+            assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
+                query, limit, exclude=exclude
+            ) == fresh.rank_and_fast(query, limit, exclude=exclude)
+    assert source.loaded < 80  # each write read back alone (plus nothing else)
+    service.close()
+
+
+async def test_a_write_is_read_and_analysed_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, store, clock = _setup(tmp_path)
+    for i in range(30):
+        await service.save("u1", GLOBAL, f"note {i}", f"walnut fact number {i}", "fact")
+    source = StoreSource(store, "u1", clock=clock)
+    first = source.snapshot()
+    assert source.loaded == 30
+    assert source.snapshot() is first  # nothing changed: nothing read, nothing rebuilt
+    analysed: list[str] = []
+    real = DocumentFeatures.of
+
+    def counting(document: object) -> object:
+        analysed.append(document.path)  # type: ignore[attr-defined]
+        return real(document)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DocumentFeatures, "of", counting)
+    await service.save("u1", GLOBAL, "boat", "the walnut boat is blue", "fact")
+    candidates = prepare_recall(source, "walnut boat")
+    assert source.loaded == 31
+    assert analysed == ["store/global/boat.md"]
+    assert candidates.fast
+    assert len(source.snapshot().documents) == 31
+    service.close()
+
+
+async def test_record_document_mapping(tmp_path: Path) -> None:
+    service, _store, _clock = _setup(tmp_path)
+    out = await service.save(
+        "u1", LEARNING, "Deploy Steps", "run the tests\nthen tag the release", "Workflow"
+    )
+    document = record_document(out.record)
+    assert document.path == "store/workspace-learning/deploy_steps.md"
+    assert document.relative_path == "deploy_steps.md"
+    assert document.scope is Scope.PROJECT
+    assert document.type is MemoryType.FEEDBACK
+    assert document.title == "deploy steps"
+    assert document.description == "run the tests"
+    assert document.body == "run the tests\nthen tag the release"
+    assert str(tmp_path) not in document.path
+    service.close()
+
+
+async def test_expired_records_leave_the_pool_when_due(tmp_path: Path) -> None:
+    service, store, clock = _setup(tmp_path)
+    await service.save(
+        "u1", GLOBAL, "tea", "green tea today", "p", expires_at=clock.now + timedelta(hours=1)
+    )
+    source = StoreSource(store, "u1", clock=clock)
+    assert len(source.snapshot().documents) == 1
+    clock.advance(3600)
+    assert source.snapshot().documents == ()
+    service.close()
+
+
+async def test_open_engine_recalls_from_the_store(tmp_path: Path) -> None:
+    service, store, _clock = _setup(tmp_path)
+    await service.save("u1", GLOBAL, "editor", "prefers vim for editing", "preference")
+    source = StoreSource(store, "u1")
+    query = "which kubectl cluster for the staging deploy"
+
+    async def ask(engine: Engine, text: str) -> MemoryBlock | None:
+        # a fresh session each time: a session never delivers one document twice
+        session = await engine.open_session()
+        block = await session.user_query(text)
+        await session.turn_end(tools_requested=False)
+        await session.close()
+        return block
+
+    async with open_engine(source) as engine:
+        assert await ask(engine, query) is None
+        saved = await service.save(
+            "u1",
+            GLOBAL,
+            "staging deploy",
+            "staging deploy uses kubectl on the blue cluster",
+            "tool",
+        )
+        block = await ask(engine, query)
+        assert block is not None
+        assert block.paths == ("store/global/staging_deploy.md",)
+        assert "blue cluster" in block.prompt
+        await service.suppress("u1", saved.record.memory_id)
+        assert await ask(engine, query) is None
+        await service.restore("u1", saved.record.memory_id)
+        block = await ask(engine, query)
+        assert block is not None
+        assert block.paths == ("store/global/staging_deploy.md",)
+        await service.forget("u1", saved.record.memory_id)
+        for text in (query, "blue cluster", "staging", "kubectl"):
+            assert await ask(engine, text) is None
+    assert "blue" not in source.index.vocabulary()
+    service.close()

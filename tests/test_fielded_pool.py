@@ -1,0 +1,115 @@
+"""The incrementally kept ``fielded`` pool equals a from-scratch build after any changes.
+
+A catalog keeps one :class:`FieldedPool` and changes it a document at a time
+(add, replace, remove). After any sequence of such changes, the pool
+statistics (document frequencies, average field lengths, vocabulary) must be
+those of the documents now in it, counted directly, and a view over the pool
+must rank exactly like a :class:`FieldedIndex` built from scratch over the same
+documents in the same order. A view published earlier must keep answering as
+it did when it was published (copy on write), however the pool moved on.
+"""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from memrecall.engine.scoring.fielded import (
+    FIELDS,
+    DocumentFeatures,
+    FieldedIndex,
+    FieldedPool,
+    Match,
+)
+from tests.factories import memory
+
+WORDS = [
+    "deploy", "deploys", "deployed", "deployment", "release", "rollback", "owner",
+    "ownership", "tea", "team", "магазин", "магазины", "note", "staging",
+]  # fmt: skip
+QUERIES = ("deploy the release", "team owner", "магазин staging note", "rollbacks deploying")
+KEYS = st.integers(0, 7)
+TEXT = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
+
+
+@st.composite
+def features(draw: st.DrawFn) -> DocumentFeatures:
+    """A document's features; few titles, so versions of one memory happen."""
+    title = draw(st.sampled_from(["", "deploy", "release notes", "team"]))
+    document = memory(
+        title,
+        draw(st.sampled_from(["", "d", "staging"])),
+        draw(TEXT),
+        name="x",
+        mtime=float(draw(st.integers(0, 3))),
+    )
+    return DocumentFeatures.of(document)
+
+
+def counted(documents: list[DocumentFeatures]) -> tuple[dict[str, int], tuple[float, ...]]:
+    """Document frequencies and average field lengths, counted directly."""
+    frequencies: dict[str, int] = {}
+    for document in documents:
+        for term in set().union(*document.counts):
+            frequencies[term] = frequencies.get(term, 0) + 1
+    averages = []
+    for i in range(len(FIELDS)):
+        filled = [d.lengths[i] for d in documents if d.lengths[i]]
+        averages.append(max(1.0, sum(filled) / len(filled)) if filled else 1.0)
+    return frequencies, tuple(averages)
+
+
+def answers(index: FieldedIndex) -> list[list[Match]]:
+    return [index.matches(query) for query in QUERIES] + [
+        [Match(i, 0.0, j, 0.0, 0.0) for i, j in index.judge(query, 3, exclude={0})]
+        for query in QUERIES
+    ]
+
+
+class PoolMachine(RuleBasedStateMachine):
+    """Random add / replace / remove sequences on one pool, checked against scratch builds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = FieldedPool()
+        self.model: dict[int, DocumentFeatures] = {}
+        self.published: list[tuple[FieldedIndex, list[list[Match]]]] = []
+
+    @rule(key=KEYS, document=features())
+    def put(self, key: int, document: DocumentFeatures) -> None:
+        self.pool.add(key, document)
+        self.model[key] = document
+
+    @rule(key=KEYS)
+    def remove(self, key: int) -> None:
+        self.pool.remove(key)
+        self.model.pop(key, None)
+
+    @rule(order=st.randoms(use_true_random=False))
+    def publish(self, order: object) -> None:
+        keys = list(self.model)
+        order.shuffle(keys)  # type: ignore[attr-defined]
+        view = self.pool.view(keys)
+        scratch = FieldedIndex([self.model[k] for k in keys])
+        assert answers(view) == answers(scratch)
+        assert view.fast("deploy release") == scratch.fast("deploy release")
+        self.published.append((view, answers(scratch)))
+
+    @invariant()
+    def statistics_are_those_of_the_documents_in_the_pool(self) -> None:
+        now = self.pool.statistics()
+        frequencies, averages = counted(list(self.model.values()))
+        assert now.documents == len(self.model)
+        assert now.frequencies == frequencies
+        assert now.averages == averages
+        assert now.vocabulary == tuple(sorted(frequencies))
+
+    @invariant()
+    def published_views_do_not_change(self) -> None:
+        for view, expected in self.published[-3:]:
+            assert answers(view) == expected
+
+
+PoolMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+TestPoolMachine = PoolMachine.TestCase

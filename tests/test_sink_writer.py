@@ -1,0 +1,92 @@
+"""The JSON Lines writer thread: any file error is kept, and a dead writer never blocks."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memrecall.telemetry.sinks import GuardedSink, JsonlSink
+
+from .test_sinks import GATE_LIMIT_S, GatedFile, records_for_test
+
+
+class BrokenFile(GatedFile):
+    """A file whose write fails with something other than an OSError."""
+
+    def write(self, data: bytes) -> int:
+        raise RuntimeError("driver bug")
+
+
+def test_a_non_os_write_error_is_kept_and_flush_and_close_return(tmp_path: Path) -> None:
+    record = records_for_test()[0]
+    sink = JsonlSink(tmp_path / "telemetry.jsonl")
+    sink._writer.file = BrokenFile(sink._writer.file)  # type: ignore[assignment]
+    guarded = GuardedSink(sink)
+    guarded.emit(record)
+    guarded.flush()  # returns; the writer recorded the error instead of dying
+    assert guarded.failure == "RuntimeError"
+    assert isinstance(sink._writer.error, RuntimeError)
+    assert sink._writer.thread.is_alive()
+    sink.close()
+    assert not sink._writer.thread.is_alive()
+
+
+class Die(BaseException):
+    """Kills the writer thread (not an Exception, so the writer cannot keep it)."""
+
+
+class DyingFile(GatedFile):
+    """The first write waits for ``gate``, then kills the thread that writes."""
+
+    def __init__(self, file: Any) -> None:
+        super().__init__(file)
+        self.entered = threading.Event()
+
+    def write(self, data: bytes) -> int:
+        self.entered.set()
+        assert self.gate.wait(GATE_LIMIT_S), "the gate was never opened"
+        raise Die
+
+
+class SignallingCondition(threading.Condition):
+    """A condition that says when someone starts waiting on it."""
+
+    def __init__(self, lock: Any, waiting: threading.Event) -> None:
+        super().__init__(lock)
+        self.waiting = waiting
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waiting.set()
+        return super().wait(timeout)
+
+
+def test_flush_and_close_return_when_the_writer_dies_under_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deaths: list[type[BaseException] | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: deaths.append(args.exc_type))
+    record = records_for_test()[0]
+    sink = JsonlSink(tmp_path / "telemetry.jsonl", capacity=1)
+    writer = sink._writer
+    dying = DyingFile(writer.file)
+    writer.file = dying  # type: ignore[assignment]
+    sink.emit(record)
+    assert dying.entered.wait(GATE_LIMIT_S)  # the writer holds the first line
+    sink.emit(record)  # the queue is full now
+    blocked = threading.Event()
+    writer.queue.not_full = SignallingCondition(writer.queue.mutex, blocked)
+    flusher = threading.Thread(target=sink.flush, daemon=True)
+    flusher.start()
+    assert blocked.wait(GATE_LIMIT_S)  # flush() waits for room in the queue
+    dying.gate.set()  # the writer dies
+    writer.thread.join(GATE_LIMIT_S)
+    assert deaths == [Die]
+    flusher.join(GATE_LIMIT_S)
+    assert not flusher.is_alive(), "flush() blocked on a dead writer"
+    closer = threading.Thread(target=sink.close, daemon=True)
+    closer.start()
+    closer.join(GATE_LIMIT_S)
+    assert not closer.is_alive(), "close() blocked on a dead writer"
