@@ -17,6 +17,8 @@ from memrecall.argtypes import (
     nonempty_path,
     positive_int,
 )
+from memrecall.http import cli as http_cli
+from memrecall.http.cli import positive_seconds
 from memrecall.mcp import cli as mcp_cli
 from memrecall.scanview import print_scan, scan_json
 from memrecall.sources.scanner import MemoryTree, scan_tree
@@ -184,7 +186,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         if args.log is not None:
             print("memrecall simulate delivery: --log is for runs", file=sys.stderr)
             return 2
-        return delivery_main(args.corpus, as_json=args.json)
+        return delivery_main(
+            args.corpus, as_json=args.json, wait_for_selector=args.wait_for_selector
+        )
     from memrecall.simulation.cli import simulate_main
 
     runs = args.runs if args.runs is not None else (1 if args.log is not None else 20)
@@ -234,6 +238,12 @@ def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPar
     sim.add_argument("--verbose", action="store_true", help="print every seed's options")
     sim.add_argument("--corpus", metavar="FILE", help="labelled corpus (delivery)")
     sim.add_argument("--json", action="store_true", help="JSON output (delivery)")
+    sim.add_argument(
+        "--wait-for-selector",
+        action="store_true",
+        help="delivery: compare the fast-result policies (at once vs open_engine's"
+        " wait_for_selector) instead of the designs",
+    )
     sim.set_defaults(func=_cmd_simulate)
 
     rep = sub.add_parser(
@@ -251,6 +261,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         store_sizes = storebench.DEFAULT_SIZES if args.sizes is None else args.sizes
         return storebench.store_bench_main(store_sizes, as_json=args.json)
+    if args.what == "http":
+        from memrecall.tooling import httpbench
+
+        return httpbench.http_bench_main(args.clients, args.duration, as_json=args.json)
     if args.what == "recall":
         from memrecall.tooling import recallbench
 
@@ -264,8 +278,18 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     bench = sub.add_parser("bench", help="benchmarks (scan: recall start to fast result)")
     bench.add_argument(
         "what",
-        choices=["scan", "recall", "store"],
-        help="which benchmark (recall: user_query return time; store: memory store)",
+        choices=["scan", "recall", "store", "http"],
+        help="which benchmark (recall: user_query return time; store: memory store; "
+        "http: the management API under load)",
+    )
+    bench.add_argument(
+        "--clients", type=positive_int, default=8, help="http: concurrent clients (default 8)"
+    )
+    bench.add_argument(
+        "--duration",
+        type=positive_seconds,
+        default=10.0,
+        help="http: seconds of load (default 10)",
     )
     bench.add_argument(
         "--sizes",
@@ -329,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_calibrate_parser(sub)
     mcp_cli.add_parser(sub)
     store_cli.add_parser(sub)
+    http_cli.add_parser(sub)
     return parser
 
 

@@ -44,6 +44,7 @@ _BELOW_TOOLING = (
     "memrecall.sources",
     "memrecall.telemetry",
     "memrecall.actors",
+    "memrecall.selectors",
     "memrecall.store",
     "memrecall.governance",
     "memrecall.tools",
@@ -63,6 +64,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "memrecall.sources",
         "memrecall.telemetry",
         "memrecall.actors",
+    ),
+    # ready-made selectors: they implement the contract in memrecall.actors.selector
+    "memrecall.selectors": (
+        "memrecall.events",
+        "memrecall.engine",
+        "memrecall.actors",
+        "memrecall.selectors",
     ),
     "memrecall.governance": ("memrecall.events", "memrecall.governance"),
     "memrecall.tools": (

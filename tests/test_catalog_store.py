@@ -20,6 +20,7 @@ from memrecall.sources.catalog.store import (
     load_catalog,
 )
 from memrecall.sources.scanner import MemoryTree, scan_tree
+from memrecall.sources.source import ScorerName
 
 from .test_catalog import assert_fresh, note, write
 
@@ -257,3 +258,30 @@ def test_the_default_directory_forgets_catalogs_untouched_for_a_month(
     assert recent.exists()
     assert keep.exists()
     assert Path(default_cache_path(roots)).exists()
+
+
+@pytest.mark.parametrize("scorer", ["fielded", "reference"])
+def test_a_large_file_is_decoded_in_chunks_with_checkpoints_between(
+    tmp_path: Path, cache: Path, scorer: ScorerName
+) -> None:
+    project = tmp_path / "memory" / "project"
+    files = 3 * catalog_store.DECODE_CHUNK + 1
+    for i in range(files):
+        write(project / f"t{i}.md", note(f"Topic {i}", body=f"body {i}"), 100 + i)
+    tree = MemoryTree.of(project=str(project))
+    catalog = CatalogSource(tree, cache_path=cache, clock=settled_clock, scorer=scorer)
+    catalog.snapshot()
+    catalog.close()
+    pauses: list[int] = []
+    roots = [(root.scope.value, root.path) for root in tree.roots]
+    loaded = load_catalog(
+        str(cache), roots, scorer=scorer, checkpoint=lambda: pauses.append(len(pauses))
+    )
+    assert isinstance(loaded, catalog_store.StoredCatalog)
+    assert len(loaded.entries) == files
+    assert len(pauses) >= files // catalog_store.DECODE_CHUNK + 1
+    # the scorer is part of the file: the other scorer's catalog rebuilds instead
+    other: ScorerName = "reference" if scorer == "fielded" else "fielded"
+    refused = load_catalog(str(cache), roots, scorer=other)
+    assert isinstance(refused, LoadFailure)
+    assert refused.reason == "other scorer"

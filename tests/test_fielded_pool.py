@@ -21,6 +21,7 @@ from memrecall.engine.scoring.fielded import (
     FieldedIndex,
     FieldedPool,
     Match,
+    Params,
 )
 from tests.factories import memory
 
@@ -70,9 +71,11 @@ def answers(index: FieldedIndex) -> list[list[Match]]:
 class PoolMachine(RuleBasedStateMachine):
     """Random add / replace / remove sequences on one pool, checked against scratch builds."""
 
+    params = Params()
+
     def __init__(self) -> None:
         super().__init__()
-        self.pool = FieldedPool()
+        self.pool = FieldedPool(params=self.params)
         self.model: dict[int, DocumentFeatures] = {}
         self.published: list[tuple[FieldedIndex, list[list[Match]]]] = []
 
@@ -91,7 +94,7 @@ class PoolMachine(RuleBasedStateMachine):
         keys = list(self.model)
         order.shuffle(keys)  # type: ignore[attr-defined]
         view = self.pool.view(keys)
-        scratch = FieldedIndex([self.model[k] for k in keys])
+        scratch = FieldedIndex([self.model[k] for k in keys], params=self.params)
         assert answers(view) == answers(scratch)
         assert view.fast("deploy release") == scratch.fast("deploy release")
         self.published.append((view, answers(scratch)))
@@ -111,5 +114,15 @@ class PoolMachine(RuleBasedStateMachine):
             assert answers(view) == expected
 
 
-PoolMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+class SmallPoolMachine(PoolMachine):
+    """Without the idf floor (``min_pool``), so every added or removed document
+    changes every term's idf, even of terms whose postings did not change."""
+
+    params = Params(min_pool=1)
+
+
+_settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+PoolMachine.TestCase.settings = _settings
+SmallPoolMachine.TestCase.settings = _settings
 TestPoolMachine = PoolMachine.TestCase
+TestSmallPoolMachine = SmallPoolMachine.TestCase

@@ -114,7 +114,12 @@ class PlanModel(RuleBasedStateMachine):
 
     def _open(self) -> None:
         self.query += 1
-        options = PlanOptions(query_length=3, started_at=self.now, wall_time=WALL)
+        options = PlanOptions(
+            query_length=3,
+            started_at=self.now,
+            wall_time=WALL,
+            wait_for_selector=self.query % 2 == 0,  # both fast-result policies
+        )
         self.plan, effects = start(options)
         self.records[self.query] = []
         self.delivered[self.query] = []

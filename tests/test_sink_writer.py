@@ -41,10 +41,6 @@ class Die(BaseException):
 class DyingFile(GatedFile):
     """The first write waits for ``gate``, then kills the thread that writes."""
 
-    def __init__(self, file: Any) -> None:
-        super().__init__(file)
-        self.entered = threading.Event()
-
     def write(self, data: bytes) -> int:
         self.entered.set()
         assert self.gate.wait(GATE_LIMIT_S), "the gate was never opened"

@@ -90,10 +90,12 @@ class GatedFile:
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
         self.gate = threading.Event()
+        self.entered = threading.Event()
         self.writers: set[int] = set()
 
     def write(self, data: bytes) -> int:
         self.writers.add(threading.get_ident())
+        self.entered.set()
         assert self.gate.wait(GATE_LIMIT_S), "the gate was never opened"
         return self.file.write(data)
 
@@ -143,7 +145,11 @@ def test_a_full_queue_drops_counts_and_warns_once(
     sink._writer.file = gated  # type: ignore[assignment]
     emitted = 20
     try:
-        for _ in range(emitted):
+        sink.emit(record)
+        # The writer holds the first line before the queue fills: otherwise it could take
+        # one more line mid-way, and dropping would start twice.
+        assert gated.entered.wait(GATE_LIMIT_S)
+        for _ in range(emitted - 1):
             sink.emit(record)  # never blocks, even with the writer stuck
         assert sink.dropped >= emitted - 3 - 1  # the queue, plus the one the writer holds
     finally:

@@ -145,6 +145,7 @@ async def open_engine(
     scan_in_thread: bool = True,
     scan_delay: float = 0.0,
     fast_result: bool = True,
+    wait_for_selector: bool = False,
     step_function: StepFunction = step,
     catalog: bool = True,
     catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
@@ -163,6 +164,10 @@ async def open_engine(
     with a strong/weak/none judgement; the fast result holds strong matches
     only) or ``reference`` (upstream's scorer, exactly). A document source
     passed directly ranks with its own scorer.
+    ``wait_for_selector=True`` lets the first request wait (up to the 100 ms
+    initial wait) for the selector when a fast result exists: the selector's
+    pick goes in if it answers in time, else the fast result at the deadline.
+    The default delivers the fast result at once (upstream's rule).
 
     On exit every session is shut down and every pending plan records its
     terminal event. If the host cancels the block, the plans still record
@@ -186,6 +191,7 @@ async def open_engine(
         fast_result=fast_result,
         step_function=step_function,
         catalog=catalog,
+        wait_for_selector=wait_for_selector,
         catalog_cache=catalog_cache,
         scorer=scorer,
     )
@@ -214,10 +220,14 @@ async def open_engine(
         scan_in_thread=scan_in_thread,
         scan_delay=scan_delay,
         fast_result=fast_result,
+        wait_for_selector=wait_for_selector,
         step_function=step_function,
     )
     async with trio.open_nursery() as nursery:
         engine = Engine(nursery, settings, diagnostics)
+        if owned is not None and scan_in_thread:
+            # Load and validate the catalog while the runtime gets ready for its first turn.
+            nursery.start_soon(trio.to_thread.run_sync, owned.preload)
         try:
             yield engine
         finally:
@@ -292,6 +302,7 @@ def _check_arguments(
     catalog: object,
     catalog_cache: object,
     scorer: object,
+    wait_for_selector: object = False,
 ) -> tuple[TelemetrySink, ...]:
     """Check :func:`open_engine`'s arguments; return the sinks as a tuple."""
     if isinstance(memory, MemoryTree):
@@ -317,6 +328,7 @@ def _check_arguments(
     check_bool("scan_in_thread", scan_in_thread)
     check_nonnegative("scan_delay", scan_delay)
     check_bool("fast_result", fast_result)
+    check_bool("wait_for_selector", wait_for_selector)
     check_callable("step_function", step_function)
     check_bool("catalog", catalog)
     if catalog_cache is not None and not isinstance(catalog_cache, CacheLocation):

@@ -55,8 +55,11 @@ from memrecall.telemetry.sinks import TelemetrySink
 from .selector import (
     SELECTOR_CEILING,
     Selector,
+    SelectorHTTPError,
     SelectorRequest,
     SelectorResponseError,
+    SelectorTimeoutError,
+    SelectorUnreachableError,
     validate_selection,
 )
 
@@ -359,13 +362,18 @@ class PlanActor:
             candidates=manifest.included,
             recent_tools=self.query.recent_tools,
             limit=MAX_PROMPT_DOCS,
+            ids=manifest.ids,
         )
         with trio.move_on_after(SELECTOR_CEILING):
             try:
                 answer = await self._selector.select(request)
             except Exception as exc:
-                log.warning("plan %s: selector failed: %r", self.plan_id, exc)
-                self._report(SelectorFailed(failure=SelectorFailure.ERROR))
+                failure = _failure_of(exc)
+                # The type only: a message may quote the endpoint's answer.
+                log.warning(
+                    "plan %s: selector failed (%s): %s", self.plan_id, failure, type(exc).__name__
+                )
+                self._report(SelectorFailed(failure=failure))
                 return
             try:
                 chosen = validate_selection(answer, request)
@@ -376,3 +384,17 @@ class PlanActor:
             self._report(SelectorSucceeded(selected=chosen))
             return
         self._report(SelectorFailed(failure=SelectorFailure.TIMEOUT))
+
+
+def _failure_of(exc: Exception) -> SelectorFailure:
+    """The telemetry cause of a selector's exception (anything untyped is ``error``)."""
+    match exc:
+        case SelectorResponseError():
+            return SelectorFailure.INVALID
+        case SelectorTimeoutError():
+            return SelectorFailure.TIMEOUT
+        case SelectorHTTPError():
+            return SelectorFailure.HTTP_ERROR
+        case SelectorUnreachableError():
+            return SelectorFailure.UNREACHABLE
+    return SelectorFailure.ERROR

@@ -189,9 +189,7 @@ class Session:
             )
         return f"session {self.session_id} is closed"
 
-    async def _request(
-        self, event: RuntimeEvent, *, started_at: float | None = None
-    ) -> _Request:
+    async def _request(self, event: RuntimeEvent, *, started_at: float | None = None) -> _Request:
         if self._closed:
             raise SessionClosedError(self._closed_message())
         request = _Request(event, started_at=started_at)
@@ -289,6 +287,7 @@ class Session:
             wall_time=settings.wall_clock(),
             model_selection=settings.selector is not None,
             fast_result=settings.fast_result,
+            wait_for_selector=settings.wait_for_selector,
         )
         return PlanActor(
             plan_id=f"{self.session_id}/{query.query_id}",

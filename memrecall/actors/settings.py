@@ -27,7 +27,10 @@ class EngineSettings:
     seconds of trio time instead: a real thread would let a mock clock jump
     past the initial deadline while the scan is still running.
     ``fast_result=False`` disables the fast phase (the delivery evaluation's
-    "single path" design); leave it on in production. ``step_function`` is a
+    "single path" design); leave it on in production. ``wait_for_selector``
+    holds a fast result back up to the end of the initial wait so a fast
+    selector's pick can go in first (:class:`~memrecall.engine.plan.PlanOptions`).
+    ``step_function`` is a
     test-only hook: simulations replace the transition function to plant faults
     and prove the safety checks catch them.
     """
@@ -40,4 +43,5 @@ class EngineSettings:
     scan_in_thread: bool = True
     scan_delay: float = 0.0
     fast_result: bool = True
+    wait_for_selector: bool = False
     step_function: StepFunction = step

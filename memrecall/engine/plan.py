@@ -26,6 +26,9 @@ Invariants (each checked by the property tests):
 * The fast result is delivered at most once, only at the initial point, only
   while the window is open; a cancelled plan never delivers anything.
 * A refined delivery never repeats a document the fast phase delivered.
+* Every selection record and every refined record carries the selector's
+  outcome (:class:`~memrecall.events.telemetry.SelectorOutcome`); a plan that
+  ends while its selector call runs records ``cancelled``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from memrecall.events.inputs import (
     ScanCompleted,
     ScanFailed,
     SelectorFailed,
+    SelectorFailure,
     SelectorSucceeded,
     Shutdown,
     ToolResult,
@@ -70,6 +74,7 @@ from memrecall.events.telemetry import (
     DiscardReason,
     Phase,
     SelectionRecord,
+    SelectorOutcome,
     Strategy,
 )
 
@@ -109,6 +114,7 @@ _WINDOW_OPEN = frozenset({PlanState.SCANNING, PlanState.SELECTING})
 _WORK_RUNNING = frozenset(
     {PlanState.SCANNING, PlanState.SCANNING_LATE, PlanState.SELECTING, PlanState.SELECTING_LATE}
 )
+_SELECTOR_RUNNING = frozenset({PlanState.SELECTING, PlanState.SELECTING_LATE})
 
 
 class PlanOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -120,6 +126,10 @@ class PlanOptions(msgspec.Struct, frozen=True, kw_only=True):
     deterministic top five is then the result and there is no fast phase.
     ``fast_result`` False gives upstream's earlier single-path design (no fast
     phase, the selector alone); it exists for the delivery evaluation.
+    ``wait_for_selector`` True holds a fast result back while the window is
+    open: the first request waits for the selector up to the end of the
+    window, gets its pick if it answers in time, else the fast result at the
+    deadline. False (the default, upstream's rule) delivers a fast result at once.
     """
 
     query_length: int
@@ -127,6 +137,7 @@ class PlanOptions(msgspec.Struct, frozen=True, kw_only=True):
     wall_time: float
     model_selection: bool = True
     fast_result: bool = True
+    wait_for_selector: bool = False
 
 
 @attrs.frozen
@@ -149,7 +160,11 @@ class Plan:
     docs_scanned: int = 0
     fallback: tuple[MemoryDocument, ...] = ()
     fast_delivered: tuple[str, ...] = ()
+    fast_held: tuple[MemoryDocument, ...] = ()
+    """A fast result held back while the window is open (``wait_for_selector``)."""
     result: Result | None = None
+    selector_outcome: SelectorOutcome = SelectorOutcome.NOT_CALLED
+    """How the selector call ended so far; ``cancelled`` is decided when a plan ends."""
 
     @property
     def terminal(self) -> bool:
@@ -201,6 +216,7 @@ def _consume(plan: Plan, point: DeliveryPoint, now: float) -> Step:
             strategy=result.strategy,
             docs_selected=len(remaining),
             latency_ms=_ms(plan, now),
+            selector_outcome=plan.selector_outcome,
         )
         state = PlanState.DELIVERED
     else:
@@ -226,6 +242,7 @@ def _discard_record(
         strategy=result.strategy,
         docs_selected=len(result.selected),
         latency_ms=_ms(plan, now),
+        selector_outcome=plan.selector_outcome,
     )
 
 
@@ -235,6 +252,8 @@ def _discard(plan: Plan, reason: DiscardReason, now: float) -> Step:
     if result.selected and all(d.path in plan.fast_delivered for d in result.selected):
         reason = DiscardReason.ALREADY_DELIVERED
     effects: list[Effect] = []
+    if plan.state in _SELECTOR_RUNNING:
+        plan = attrs.evolve(plan, selector_outcome=SelectorOutcome.CANCELLED)
     if plan.state in _WORK_RUNNING:
         effects.append(CancelWork())
     if plan.window_open:
@@ -258,6 +277,7 @@ def _settle(plan: Plan, result: Result, now: float, *, record_selection: bool = 
                     docs_selected=len(result.selected),
                     strategy=result.strategy,
                     duration_ms=_ms(plan, now),
+                    selector_outcome=plan.selector_outcome,
                 )
             )
         )
@@ -277,21 +297,32 @@ def _fallback_result(plan: Plan) -> Result:
 
 
 def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
-    """fast result (delivered only while the wait is open), call the selector; none: settle"""
     plan = attrs.evolve(plan, docs_scanned=event.docs_scanned, fallback=event.fallback)
     if not plan.options.model_selection:
         return _settle(plan, _fallback_result(plan), now)
     if event.candidates == 0:
         return _settle(plan, _NOTHING, now)
     fast = event.fast[:MAX_FAST_DOCS] if plan.options.fast_result else ()
+    call = CallSelector(candidates=event.candidates)
     if plan.state is PlanState.SCANNING_LATE:
-        return attrs.evolve(plan, state=PlanState.SELECTING_LATE), [
-            CallSelector(candidates=event.candidates)
-        ]
+        return attrs.evolve(plan, state=PlanState.SELECTING_LATE), [call]
     if not fast:
-        return attrs.evolve(plan, state=PlanState.SELECTING), [
-            CallSelector(candidates=event.candidates)
-        ]
+        return attrs.evolve(plan, state=PlanState.SELECTING), [call]
+    if plan.options.wait_for_selector:
+        return attrs.evolve(plan, state=PlanState.SELECTING, fast_held=fast), [call]
+    return _deliver_fast(plan, fast, now, [call])
+
+
+_on_scan_completed.__doc__ = (
+    "fast result (delivered only while the wait is open; held to the deadline when waiting"
+    " for the selector), call the selector; none: settle"
+)
+
+
+def _deliver_fast(
+    plan: Plan, fast: tuple[MemoryDocument, ...], now: float, then: list[Effect]
+) -> Step:
+    """Deliver ``fast`` at the initial point, release the first request, go on selecting."""
     paths = _paths(fast)
     effects: list[Effect] = [
         Deliver(
@@ -310,9 +341,10 @@ def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
             )
         ),
         ReleaseInitialWait(),
-        CallSelector(candidates=event.candidates),
+        *then,
     ]
-    return attrs.evolve(plan, state=PlanState.SELECTING_LATE, fast_delivered=paths), effects
+    plan = attrs.evolve(plan, state=PlanState.SELECTING_LATE, fast_delivered=paths, fast_held=())
+    return plan, effects
 
 
 def _on_scan_failed(plan: Plan, event: ScanFailed, now: float) -> Step:
@@ -323,21 +355,39 @@ def _on_scan_failed(plan: Plan, event: ScanFailed, now: float) -> Step:
 def _on_selector_succeeded(plan: Plan, event: SelectorSucceeded, now: float) -> Step:
     """settle with the selector's pick (strategy model, or none if empty)"""
     selected = event.selected[:MAX_PROMPT_DOCS]
+    plan = attrs.evolve(plan, selector_outcome=SelectorOutcome.OK, fast_held=())
     return _settle(plan, Result(selected, Strategy.MODEL if selected else Strategy.NONE), now)
 
 
 def _on_selector_failed(plan: Plan, event: SelectorFailed, now: float) -> Step:
     """settle with the heuristic top five (strategy heuristic)"""
+    plan = attrs.evolve(plan, selector_outcome=_OUTCOMES[event.failure], fast_held=())
     return _settle(plan, _fallback_result(plan), now)
 
 
+_OUTCOMES = {
+    SelectorFailure.ERROR: SelectorOutcome.ERROR,
+    SelectorFailure.INVALID: SelectorOutcome.INVALID_ANSWER,
+    SelectorFailure.TIMEOUT: SelectorOutcome.TIMEOUT,
+    SelectorFailure.HTTP_ERROR: SelectorOutcome.HTTP_ERROR,
+    SelectorFailure.UNREACHABLE: SelectorOutcome.UNREACHABLE,
+}
+
+
 def _on_deadline(plan: Plan, event: InitialDeadline, now: float) -> Step:
-    """release the first request without memory; the plan stays pending"""
+    if plan.fast_held:
+        return _deliver_fast(plan, plan.fast_held, now, [])
     late = {
         PlanState.SCANNING: PlanState.SCANNING_LATE,
         PlanState.SELECTING: PlanState.SELECTING_LATE,
     }
     return attrs.evolve(plan, state=late[plan.state]), [ReleaseInitialWait()]
+
+
+_on_deadline.__doc__ = (
+    "release the first request (with a held fast result, else without memory);"
+    " the plan stays pending"
+)
 
 
 def _on_tool_result(plan: Plan, event: ToolResult, now: float) -> Step:

@@ -35,5 +35,6 @@ from .telemetry import DeliveryRecord as DeliveryRecord
 from .telemetry import DiscardReason as DiscardReason
 from .telemetry import Phase as Phase
 from .telemetry import SelectionRecord as SelectionRecord
+from .telemetry import SelectorOutcome as SelectorOutcome
 from .telemetry import Strategy as Strategy
 from .telemetry import TelemetryRecord as TelemetryRecord

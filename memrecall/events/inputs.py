@@ -105,10 +105,16 @@ class SelectorFailure(enum.StrEnum):
     ERROR = "error"
     INVALID = "invalid"
     TIMEOUT = "timeout"
+    HTTP_ERROR = "http_error"
+    UNREACHABLE = "unreachable"
 
 
 class SelectorFailed(_Event, frozen=True, tag="selector_failed"):
-    """The selector raised, answered invalidly, or hit the 30 s ceiling."""
+    """The selector raised, answered invalidly, or hit the 30 s ceiling.
+
+    ``http_error`` and ``unreachable`` come from a network selector's typed
+    errors (:mod:`memrecall.actors.selector`); any other exception is ``error``.
+    """
 
     failure: SelectorFailure
 

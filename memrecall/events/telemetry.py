@@ -17,6 +17,7 @@ __all__ = [
     "DiscardReason",
     "Phase",
     "SelectionRecord",
+    "SelectorOutcome",
     "Strategy",
     "TelemetryRecord",
 ]
@@ -57,6 +58,30 @@ class Strategy(enum.StrEnum):
     MODEL = "model"
 
 
+class SelectorOutcome(enum.StrEnum):
+    """What became of the plan's selector call (the cause behind ``strategy=heuristic``).
+
+    ``not_called``: no selector is configured, the scan found no candidates or
+    failed, or the plan ended before the scan did. ``ok``: a valid answer (an
+    empty one included). ``timeout``: the selector's own timeout or the 30 s
+    ceiling. ``http_error``: the endpoint answered with a non-success status.
+    ``unreachable``: no connection could be made. ``invalid_answer``: the
+    answer broke the contract (not JSON, wrong shape, unknown entries, too
+    many). ``error``: the selector raised anything else. ``cancelled``: the
+    plan ended (new query, reset, abort, shutdown, no delivery point) while the
+    call was running.
+    """
+
+    NOT_CALLED = "not_called"
+    OK = "ok"
+    TIMEOUT = "timeout"
+    HTTP_ERROR = "http_error"
+    UNREACHABLE = "unreachable"
+    INVALID_ANSWER = "invalid_answer"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
 class SelectionRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="selection"):
     """Emitted once when a recall settles (never for the fast result or a cancelled recall)."""
 
@@ -65,6 +90,8 @@ class SelectionRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind
     docs_selected: int
     strategy: Strategy
     duration_ms: float
+    selector_outcome: SelectorOutcome | None = None
+    """How the selector call ended; ``None`` only in logs written before the field existed."""
 
 
 class DeliveryRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="delivery"):
@@ -76,6 +103,10 @@ class DeliveryRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"
     docs_selected: int
     latency_ms: float
     discard_reason: DiscardReason | None = None
+    selector_outcome: SelectorOutcome | None = None
+    """How the selector call ended, on refined (terminal) records; ``None`` on fast
+    records (the selector is called after them) and in logs written before the field
+    existed."""
 
     @property
     def terminal(self) -> bool:

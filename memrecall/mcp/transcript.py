@@ -1,17 +1,25 @@
 """Capture a real MCP session for docs/mcp.md: ``python -m memrecall.mcp.transcript``.
 
-Starts ``python -m memrecall mcp`` on a fresh database in a temporary directory, drives it
-with the SDK's stdio client (remember, recall, expand, prune dry run, forget) and prints
-each request and the server's text answer as Markdown. Memory ids are random, so they are
-printed as ``<id1>``, ``<id2>``...; everything else is what the server sent.
+Starts the stdio server (the same ``MemoryTools`` and ``serve_stdio`` as ``memrecall mcp``)
+in a child process on a fresh database in a temporary directory, drives it with the SDK's
+stdio client (remember, recall, expand, prune dry run, forget) and prints each request and
+the server's text answer as Markdown. Memory ids are random, so they are printed as
+``<id1>``, ``<id2>``...; everything else is what the server sent.
+
+The child's clock is pinned to :data:`CAPTURE_TIME`: a record's size is its JSON encoding,
+which holds its creation time as a float, and the digits of a wall-clock time vary in
+number (``...600.1`` vs ``...600.123456``), so ``bytes_used`` would change from one capture
+to the next.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +27,10 @@ import trio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-__all__ = ["capture"]
+__all__ = ["CAPTURE_TIME", "capture", "serve_pinned"]
+
+CAPTURE_TIME = datetime(2026, 11, 2, 9, 30, 15, 250_000, tzinfo=UTC)
+"""The time the captured server's clock always reads."""
 
 STEPS: list[tuple[str, dict[str, Any]]] = [
     (
@@ -46,7 +57,7 @@ async def capture(directory: Path) -> str:
     env = {"XDG_DATA_HOME": str(directory / "data"), "XDG_CACHE_HOME": str(directory / "cache")}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memrecall", "mcp", "--db", str(directory / "m.db"), "--user", "demo"],
+        args=["-m", "memrecall.mcp.transcript", "--serve", str(directory / "m.db"), "demo"],
         env=env,
     )
     ids: dict[str, str] = {}
@@ -87,8 +98,31 @@ async def capture(directory: Path) -> str:
     return "\n".join(lines)
 
 
+def serve_pinned(db: Path, user: str) -> None:
+    """Serve the memory tools on stdio for ``user`` over ``db``, every clock at
+    :data:`CAPTURE_TIME` (what :func:`capture` talks to)."""
+    from memrecall.governance import ExecutionContext
+    from memrecall.store import MemoryService, SQLiteStore
+    from memrecall.tools.memory_tools import MemoryTools, ToolSession
+
+    from .server import serve_stdio
+
+    def clock() -> datetime:
+        return CAPTURE_TIME
+
+    service = MemoryService(SQLiteStore(db), clock=clock)
+    tools = MemoryTools(service, ToolSession(ExecutionContext(user)), clock=clock)
+    try:
+        trio.run(functools.partial(serve_stdio, tools))
+    finally:
+        service.close()
+
+
 def main() -> None:
-    """Print the transcript of one scripted session."""
+    """Print the transcript of one scripted session (``--serve DB USER``: be its server)."""
+    if sys.argv[1:2] == ["--serve"]:
+        serve_pinned(Path(sys.argv[2]), sys.argv[3])
+        return
     with tempfile.TemporaryDirectory() as tmp:
         print(trio.run(capture, Path(tmp)))
 

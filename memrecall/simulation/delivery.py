@@ -11,6 +11,9 @@ and for both designs:
 * ``fast`` (the default engine): the deterministic fast result (top two) goes
   in before the first request; the selector's pick follows at the next tool
   result, minus what the fast phase delivered.
+* ``fast_wait`` (``wait_for_selector=True``, only with ``--wait-for-selector``):
+  a fast result is held while the 100 ms wait lasts; the selector's pick goes
+  in first if it answers in time, else the fast result at the deadline.
 
 Two turn shapes are played per case, each in a fresh session: a tool-free turn
 (``user_query``, then ``turn_end(tools_requested=False)``) and a tool-using
@@ -66,6 +69,7 @@ __all__ = [
     "LATENCIES_MS",
     "STAND_IN",
     "TOOL_SLACK",
+    "WAIT_LATENCIES_MS",
     "WALL_TIME",
     "CaseRun",
     "DeliveryCheckError",
@@ -79,12 +83,16 @@ __all__ = [
     "delivery_main",
     "evaluate_delivery",
     "format_delivery",
+    "format_wait",
     "lexically_answerable",
     "run_cases",
 ]
 
 LATENCIES_MS: tuple[int, ...] = (40, 250, 600, 1500, 3000)
 """The modelled selector latencies, in milliseconds."""
+
+WAIT_LATENCIES_MS: tuple[int, ...] = (20, 40, 80, 150, 600)
+"""The latencies of the wait-policy comparison (``--wait-for-selector``), in milliseconds."""
 
 TOOL_SLACK = 0.5
 """Seconds a tool runs beyond the selector latency before its result goes back."""
@@ -101,6 +109,7 @@ class Design(enum.StrEnum):
 
     SINGLE = "single"
     FAST = "fast"
+    FAST_WAIT = "fast_wait"
 
 
 class TurnKind(enum.StrEnum):
@@ -123,6 +132,8 @@ class CaseRun:
 
     ``pick`` is the selector's answer if it answered before the plan ended
     (``None`` if the call was cancelled); ``records`` is the run's telemetry.
+    ``first_request_ms`` is how long ``user_query`` took (virtual clock): the
+    time until the first request may go.
     """
 
     case_id: str
@@ -132,6 +143,12 @@ class CaseRun:
     tool_result: tuple[str, ...]
     pick: tuple[str, ...] | None
     records: tuple[TelemetryRecord, ...]
+    first_request_ms: float = 0.0
+
+    @property
+    def pick_first_turn(self) -> bool:
+        """True if the selector's pick went in before the first request."""
+        return self.first_phase is Phase.REFINED and bool(self.first_turn)
 
     @property
     def fast(self) -> tuple[str, ...]:
@@ -241,7 +258,8 @@ async def _rig(
         sinks=[sink],
         wall_clock=lambda: WALL_TIME,
         scan_in_thread=False,
-        fast_result=design is Design.FAST,
+        fast_result=design is not Design.SINGLE,
+        wait_for_selector=design is Design.FAST_WAIT,
     ) as engine:
         yield _Rig(engine, sink, stand_in)
 
@@ -252,7 +270,9 @@ async def _play(rig: _Rig, case: Case, kind: TurnKind, latency: float) -> CaseRu
     rig.stand_in.last = None
     session = await rig.engine.open_session()
     tool: tuple[str, ...] = ()
+    asked = trio.current_time()
     first = await session.user_query(case.query)
+    first_request = trio.current_time() - asked
     if kind is TurnKind.TOOL_USING:
         await session.turn_end(tools_requested=True)
         await trio.sleep(latency + TOOL_SLACK)
@@ -268,6 +288,7 @@ async def _play(rig: _Rig, case: Case, kind: TurnKind, latency: float) -> CaseRu
         tool_result=tool,
         pick=rig.stand_in.last,
         records=tuple(rig.sink.records[first_record:]),
+        first_request_ms=round(first_request * 1000.0, 3),
     )
     check_run(run)
     return run
@@ -337,6 +358,7 @@ class Figures:
     first_turn: float | None
     delivered: float | None
     overlap: float | None
+    pick_first_turn: float | None = None
 
     @classmethod
     def of(cls, runs: Sequence[CaseRun]) -> Figures:
@@ -345,11 +367,17 @@ class Figures:
             first_turn=_rate([bool(r.first_turn) for r in runs]),
             delivered=_rate([r.delivered for r in runs]),
             overlap=_rate([r.overlap for r in runs]),
+            pick_first_turn=_rate([r.pick_first_turn for r in runs]),
         )
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object (rates as fractions)."""
-        return {"first_turn": self.first_turn, "delivered": self.delivered, "overlap": self.overlap}
+        return {
+            "first_turn": self.first_turn,
+            "delivered": self.delivered,
+            "overlap": self.overlap,
+            "pick_first_turn": self.pick_first_turn,
+        }
 
 
 @attrs.frozen
@@ -360,14 +388,18 @@ class KindFigures:
     answerable: Figures
     duplicates: float
     no_result_silent: float | None
+    first_request_ms: tuple[float, float] = (0.0, 0.0)
+    """Mean and largest time to the first request over every case, in milliseconds."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object (rates as fractions)."""
+        mean, largest = self.first_request_ms
         return {
             "lexically_answerable": self.lexical.to_json(),
             "answerable": self.answerable.to_json(),
             "duplicates": self.duplicates,
             "no_result_silent": self.no_result_silent,
+            "first_request_ms": {"mean": mean, "max": largest},
         }
 
 
@@ -444,11 +476,13 @@ def _kind_figures(
     answerable = [r for r in mine if cases[r.case_id].relevant]
     no_result = [r for r in mine if not cases[r.case_id].relevant]
     duplicates = _rate([r.duplicated for r in mine])
+    waits = [r.first_request_ms for r in mine] or [0.0]
     return KindFigures(
         lexical=Figures.of([r for r in answerable if r.case_id in lexical]),
         answerable=Figures.of(answerable),
         duplicates=0.0 if duplicates is None else duplicates,
         no_result_silent=_rate([not r.delivered for r in no_result]),
+        first_request_ms=(round(sum(waits) / len(waits), 1), max(waits)),
     )
 
 
@@ -542,9 +576,51 @@ def format_delivery(report: DeliveryReport) -> str:
     return "\n".join(lines)
 
 
-def delivery_main(corpus_path: str, *, as_json: bool) -> int:
+def format_wait(report: DeliveryReport) -> str:
+    """The wait-policy comparison: the pick on the first turn vs the time to the first request."""
+    header = [
+        "latency",
+        "policy",
+        "pick 1st turn (lexical)",
+        "pick 1st turn (all)",
+        "anything 1st turn",
+        "1st request mean",
+        "1st request max",
+    ]
+    policy = {Design.FAST: "at once (default)", Design.FAST_WAIT: "wait_for_selector"}
+    rows = []
+    for row in report.rows:
+        mean, largest = row.tool_free.first_request_ms
+        rows.append(
+            [
+                f"{row.latency_ms} ms",
+                policy.get(row.design, row.design.value),
+                percent(row.tool_free.lexical.pick_first_turn),
+                percent(row.tool_free.answerable.pick_first_turn),
+                percent(row.tool_free.lexical.first_turn),
+                f"{mean:.1f} ms",
+                f"{largest:.1f} ms",
+            ]
+        )
+    lines = [
+        f"fast-result policy on a virtual clock; corpus {report.corpus}:"
+        f" {report.documents} documents, {report.cases} cases"
+        f" ({report.lexically_answerable} lexically answerable); no model is called",
+        "refined choice: " + STAND_IN,
+        "tool-free turns; pick 1st turn: the selector's pick went in before the first request",
+        "(lexical: over the lexically answerable cases, where a fast result exists; all: over",
+        "every answerable case); 1st request: time user_query took, over every case",
+        "",
+        *markdown_table(header, rows, text_columns=2),
+    ]
+    return "\n".join(lines)
+
+
+def delivery_main(corpus_path: str, *, as_json: bool, wait_for_selector: bool = False) -> int:
     """``memrecall simulate delivery``: print the report; 0, or 2 for a bad corpus.
 
+    ``wait_for_selector`` compares the two fast-result policies instead (the
+    default, and ``wait_for_selector=True``) at :data:`WAIT_LATENCIES_MS`.
     An unreadable or invalid corpus prints a one-line reason on stderr (the
     evaluation module's validation) and returns 2.
     """
@@ -553,12 +629,18 @@ def delivery_main(corpus_path: str, *, as_json: bool) -> int:
     except CorpusError as exc:
         print(f"memrecall simulate delivery: error: {exc}", file=sys.stderr)
         return 2
-    with Progress(len(LATENCIES_MS) * len(Design), "delivery", quiet=as_json) as progress:
-        report = evaluate_delivery(corpus, progress=progress)
+    latencies, designs = LATENCIES_MS, (Design.SINGLE, Design.FAST)
+    if wait_for_selector:
+        latencies, designs = WAIT_LATENCIES_MS, (Design.FAST, Design.FAST_WAIT)
+    total = len(latencies) * len(designs)
+    with Progress(total, "delivery", quiet=as_json) as progress:
+        report = evaluate_delivery(
+            corpus, latencies_ms=latencies, designs=designs, progress=progress
+        )
     if as_json:
         sys.stdout.flush()
         sys.stdout.buffer.write(msgspec.json.encode(report.to_json()) + b"\n")
         sys.stdout.buffer.flush()
     else:
-        print(format_delivery(report))
+        print(format_wait(report) if wait_for_selector else format_delivery(report))
     return 0

@@ -28,6 +28,7 @@ from memrecall.events.telemetry import (
     DeliveryRecord,
     DiscardReason,
     Phase,
+    SelectorOutcome,
     Strategy,
     TelemetryRecord,
 )
@@ -38,7 +39,11 @@ __all__ = ["RULES", "Violation", "check_log"]
 # The only strings a telemetry record may hold: its kind and enum values.
 _ALLOWED_STRINGS = frozenset(
     {"selection", "delivery"}
-    | {e.value for enum in (Phase, DeliveryPoint, DiscardReason, Strategy) for e in enum}
+    | {
+        e.value
+        for enum in (Phase, DeliveryPoint, DiscardReason, Strategy, SelectorOutcome)
+        for e in enum
+    }
 )
 
 

@@ -6,41 +6,34 @@ the document's text and mtime. This store keeps the features of every
 document seen, keyed by a digest of exactly those inputs, so a new process
 does not analyse an unchanged memory again.
 
-The file is msgpack: a header naming the format and the analysis version, a
-checksum of the payload, and the payload. A file that cannot be decoded, was
-written by another analysis version, or whose payload does not match its
-checksum is reported (a log line) and ignored: the features are recomputed,
+The file is a cache file (:mod:`memrecall.sources.cachefile`: magic line,
+version, length and checksum, atomic writes, stale temporaries removed, never
+a non-regular file) whose payload names the analysis version (a digest of the
+analysing modules' source) and holds the features by digest, decoded a chunk
+at a time. A file that does not verify or was written by another analysis
+version is reported (a log line) and ignored: the features are recomputed,
 never trusted. Entries are content-addressed, so a stale entry can only go
 unused, never answer for a changed document. The user's memory files are
-never written; the store lives next to the catalog's cache file.
-
-A path holding anything but a regular file (a FIFO, a device, a directory) is
-reported and the store runs in memory only: it is never opened (so it cannot
-block) and never replaced. A write goes to a temporary file that is removed
-if the write fails; one left by a killed process is removed by the next load
-(:func:`~memrecall.sources.catalog.store.remove_stale_temporaries`).
+never written. The engine's catalog keeps features in its own file; this
+store serves sources ranked by :class:`~memrecall.sources.source.RankedSource`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import logging
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import msgspec
 
-from memrecall import __version__
 from memrecall.engine.scoring.fielded import DocumentFeatures
 from memrecall.events.documents import MemoryDocument
-from memrecall.sources import pacing
-from memrecall.sources.catalog.store import (
+from memrecall.sources import cachefile, pacing
+from memrecall.sources.cachefile import (
     NotARegularFile,
-    check_cache_target,
     read_cache_file,
     remove_stale_temporaries,
 )
@@ -49,7 +42,16 @@ __all__ = ["FeatureStore", "analysis_version", "feature_key"]
 
 log = logging.getLogger("memrecall.features")
 
-_ANALYSIS_MODULES = ("analysis.py", "ranking.py", "text.py", "frontmatter.py")
+_ANALYSIS_MODULES = tuple(
+    f"memrecall.{name}"
+    for name in (
+        "engine.scoring.analysis",
+        "engine.scoring.fielded",
+        "engine.scoring.text",
+        "engine.scoring.tokens",
+        "sources.frontmatter",
+    )
+)
 
 
 @functools.cache
@@ -58,28 +60,34 @@ def analysis_version() -> str:
 
     Written into the file; a file from other code is ignored, since the analysis may differ.
     """
-    digest = hashlib.blake2b(digest_size=8)
-    here = Path(__file__).parent
-    for name in _ANALYSIS_MODULES:
-        try:
-            digest.update((here / name).read_bytes())
-        except OSError:
-            digest.update(b"?" + name.encode())
-    return f"fielded-1/{__version__}/{digest.hexdigest()}"
+    return f"fielded-2/{cachefile.code_fingerprint(_ANALYSIS_MODULES)}"
 
 
-_FORMAT = "memrecall.features"
+_MAGIC = b"memrecall-features\n"
+_FORMAT_VERSION = 2
 
 
-class _File(msgspec.Struct, frozen=True):
-    format: str
+class _Payload(msgspec.Struct, frozen=True):
     version: str
-    checksum: str
-    payload: bytes
+    entries: dict[str, msgspec.Raw]
 
 
-_payload_decoder = msgspec.msgpack.Decoder(dict[str, DocumentFeatures])
-_file_decoder = msgspec.msgpack.Decoder(_File)
+_payload_decoder = msgspec.msgpack.Decoder(_Payload)
+_features_decoder = msgspec.msgpack.Decoder(DocumentFeatures)
+_encoder = msgspec.msgpack.Encoder()
+_DECODE_CHUNK = 256
+"""Entries decoded between two pacing checkpoints."""
+
+
+def _decode_entries(raw: dict[str, msgspec.Raw]) -> dict[str, DocumentFeatures]:
+    """Decode the stored features a chunk at a time, with a pacing checkpoint between chunks."""
+    decode = _features_decoder.decode
+    entries: dict[str, DocumentFeatures] = {}
+    for n, (key, value) in enumerate(raw.items()):
+        if n % _DECODE_CHUNK == 0:
+            pacing.checkpoint()
+        entries[key] = decode(value)
+    return entries
 
 
 def feature_key(document: MemoryDocument) -> str:
@@ -89,10 +97,6 @@ def feature_key(document: MemoryDocument) -> str:
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")
     return digest.hexdigest()
-
-
-def _checksum(payload: bytes) -> str:
-    return hashlib.blake2b(payload, digest_size=16).hexdigest()
 
 
 class FeatureStore:
@@ -133,26 +137,15 @@ class FeatureStore:
             self._dirty = True
         if not self._dirty:
             return False
-        payload = msgspec.msgpack.encode(self._entries)
-        data = msgspec.msgpack.encode(
-            _File(_FORMAT, analysis_version(), _checksum(payload), payload)
-        )
-        temporary: str | None = None
+        entries = {key: msgspec.Raw(_encoder.encode(f)) for key, f in self._entries.items()}
+        payload = _encoder.encode(_Payload(analysis_version(), entries))
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            check_cache_target(str(self.path))
-            handle, temporary = tempfile.mkstemp(
-                dir=self.path.parent, prefix=".features-", suffix=".tmp"
+            cachefile.atomic_write(
+                str(self.path),
+                cachefile.frame(_MAGIC, _FORMAT_VERSION, payload),
+                prefix=".features-",
             )
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, self.path)
-        except BaseException as exc:
-            if temporary is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-            if not isinstance(exc, OSError):
-                raise
+        except OSError as exc:
             log.warning("features: could not write the store: %s", exc.strerror or exc)
             return False
         self._dirty = False
@@ -174,18 +167,20 @@ class FeatureStore:
             log.warning("features: cannot read %s: %s; analysing afresh", self.path, exc)
             return
         problem = None
-        try:
-            stored = _file_decoder.decode(data)
-            entries = _payload_decoder.decode(stored.payload)
-        except msgspec.DecodeError as exc:
-            problem = str(exc)
+        entries: dict[str, DocumentFeatures] = {}
+        framed = cachefile.unframe(data, _MAGIC, _FORMAT_VERSION)
+        if isinstance(framed, cachefile.Unframed):
+            problem = f"{framed.reason}: {framed.detail}"
         else:
-            if stored.format != _FORMAT:
-                problem = f"not a features file ({stored.format!r})"
-            elif stored.version != analysis_version():
-                problem = f"written by {stored.version!r}"
-            elif _checksum(stored.payload) != stored.checksum:
-                problem = "payload does not match its checksum"
+            pacing.checkpoint()
+            try:
+                stored = _payload_decoder.decode(framed.payload)
+                if stored.version != analysis_version():
+                    problem = f"written by {stored.version!r}"
+                else:
+                    entries = _decode_entries(stored.entries)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                problem = str(exc)
         if problem is not None:
             log.warning("features: ignoring %s (%s); analysing afresh", self.path, problem)
             return

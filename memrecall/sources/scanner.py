@@ -47,6 +47,7 @@ __all__ = [
     "classify_entry",
     "link_fingerprint",
     "list_topic_files",
+    "listing_error",
     "loop_diagnostic",
     "overlap_diagnostic",
     "read_topic_file",
@@ -162,7 +163,7 @@ _PARSE_DETAIL = {
 }
 
 
-def _listing_error(path: str, exc: OSError) -> Diagnostic:
+def listing_error(path: str, exc: OSError) -> Diagnostic:
     if isinstance(exc, FileNotFoundError):
         return Diagnostic(path, DiagnosticKind.VANISHED, "disappeared during the scan")
     if exc.errno == errno.ELOOP:
@@ -221,7 +222,7 @@ def classify_entry(
         topic_name = entry.name.endswith(".md") and entry.name != INDEX_FILENAME
         is_link = (is_dir or (is_file and topic_name)) and entry.is_symlink()
     except OSError as exc:
-        return EntryClass.PROBLEM, None, _listing_error(entry.path, exc)
+        return EntryClass.PROBLEM, None, listing_error(entry.path, exc)
     if is_link:
         if _inside(os.path.realpath(entry.path), roots):
             return EntryClass.SKIP, None, None  # scanned under its own path
@@ -237,7 +238,7 @@ def classify_entry(
         try:
             dir_info = entry.stat()
         except OSError as exc:
-            return EntryClass.PROBLEM, None, _listing_error(entry.path, exc)
+            return EntryClass.PROBLEM, None, listing_error(entry.path, exc)
         return EntryClass.DIR, (dir_info.st_dev, dir_info.st_ino), None
     if topic_name:
         if is_file:
@@ -267,7 +268,7 @@ def root_check(root: Root) -> tuple[int, int] | Diagnostic:
     except FileNotFoundError:
         return Diagnostic(root.path, DiagnosticKind.MISSING_ROOT, f"{root.scope} root not found")
     except OSError as exc:
-        return _listing_error(root.path, exc)
+        return listing_error(root.path, exc)
     if not stat.S_ISDIR(info.st_mode):
         return Diagnostic(root.path, DiagnosticKind.NOT_A_DIRECTORY, f"{root.scope} root")
     return (info.st_dev, info.st_ino)
@@ -300,7 +301,7 @@ def list_topic_files(tree: MemoryTree) -> tuple[list[TopicFile], list[Diagnostic
                 with os.scandir(directory) as entries:
                     listing = list(entries)
             except OSError as exc:
-                diagnostics.append(_listing_error(directory, exc))
+                diagnostics.append(listing_error(directory, exc))
                 continue
             for entry in listing:
                 kind, key, problem = classify_entry(
@@ -339,7 +340,7 @@ def read_topic_file(
                 data = handle.read(max_bytes + 1)
                 oversized = len(data) > max_bytes
     except OSError as exc:
-        return None, [_listing_error(topic.path, exc)]
+        return None, [listing_error(topic.path, exc)]
     if oversized:
         detail = f"larger than the {max_bytes}-byte cap; not read"
         return None, [Diagnostic(topic.path, DiagnosticKind.TOO_LARGE, detail)]

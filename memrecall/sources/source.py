@@ -6,7 +6,8 @@ scans the memory tree afresh for every recall; :class:`StaticSource` serves a
 fixed list (tests, simulations, evaluation);
 :class:`~memrecall.sources.catalog.source.CatalogSource` (the engine's default for a
 memory tree) keeps parsed documents between recalls and reads only what
-changed. :class:`RankedSource` re-ranks any source's snapshots with the
+changed, and keeps its scorer's per-document data itself.
+:class:`RankedSource` re-ranks any other source's snapshots with the
 ``fielded`` scorer (the default), analysing each document once.
 :func:`prepare_recall` runs the whole deterministic pass: snapshot,
 exclusion, noise filter, ranking, candidates and manifest. It is synchronous

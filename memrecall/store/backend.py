@@ -76,6 +76,8 @@ class NewMemory:
     expires_at: datetime | None
     changed_via: ChangedVia
     request_id: str | None = None
+    contract_fields: ContractFields | None = None
+    """The memory tools' side row, written in the same transaction (None: leave it)."""
 
 
 @attrs.frozen
@@ -99,6 +101,8 @@ class ContentChange:
     changed_via: ChangedVia = ChangedVia.USER_API
     source_candidate_id: str | None = None
     request_id: str | None = None
+    contract_fields: ContractFields | None = None
+    """The memory tools' side row, written in the same transaction (None: leave it)."""
 
 
 @attrs.frozen
@@ -139,6 +143,9 @@ class Store(Protocol):
     def save(self, new: NewMemory, now: datetime) -> SaveOutcome:
         """Create a memory at revision 1, or succeed idempotently on identical content.
 
+        ``new.contract_fields``, when given, is written in the same transaction (on the
+        idempotent path too), so a memory never exists without the side row it came with.
+
         Raises :class:`~memrecall.store.model.KeyConflict` when the user already has a memory
         with this scope and key and different content or category.
         """
@@ -152,7 +159,8 @@ class Store(Protocol):
         change: ContentChange,
         now: datetime,
     ) -> MemoryRecord:
-        """Write revision ``expected_revision + 1`` (version row, current row, memory_revision).
+        """Write revision ``expected_revision + 1`` (version row, current row, memory_revision,
+        and ``change.contract_fields`` when given), all in one transaction.
 
         Raises ``NotFound`` or ``RevisionConflict`` (nothing written).
         """

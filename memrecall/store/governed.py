@@ -21,6 +21,7 @@ Refusals are returned, not raised: a tool turns them into a structured result.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 
 import attrs
 import msgspec
@@ -69,7 +70,12 @@ from .model import (
 )
 from .service import MemoryService, SearchResult
 
-__all__ = ["GovernedMemory", "SaveKind", "SaveResult"]
+__all__ = ["MEMORY_READ", "MEMORY_SEARCH", "GovernedMemory", "SaveKind", "SaveResult"]
+
+MEMORY_SEARCH = "memory.search"
+"""Governance event of an allowed search (§17): tool, workspace, counts, returned ids."""
+MEMORY_READ = "memory.read"
+"""Governance event of an allowed list (§17): tool, scopes, counts, returned ids."""
 
 _SAVE_ATTEMPTS = 4
 
@@ -166,6 +172,25 @@ class GovernedMemory:
         refusal = Refusal(operation, DenyReason.BAD_ARGUMENTS, "no such memory")
         return await self.deny(ctx, AccessRequest(operation, tool), refusal, memory_id=memory_id)
 
+    async def _audit_read(
+        self,
+        ctx: ExecutionContext,
+        event_type: str,
+        tool: ToolName,
+        memory_ids: Sequence[str],
+        **details: str | None,
+    ) -> None:
+        """Write a read's governance event: enums, counts and ids only (never the query,
+        a key, content or category text)."""
+        payload: dict[str, str | None] = {
+            "tool": tool.value,
+            "workspace_type": ctx.route.workspace_type.value if ctx.route else None,
+            "results": str(len(memory_ids)),
+            "memory_ids": ",".join(memory_ids),
+            **details,
+        }
+        await self.service.record_events([GovernanceEvent(event_type, ctx.user_id, payload)])
+
     # ------------------------------------------------------------------ reads
 
     async def search(
@@ -184,9 +209,18 @@ class GovernedMemory:
         if isinstance(decision, Refusal):
             return decision
         workspace = ctx.route.workspace_type if ctx.route else None
-        return await self.service.search(
+        result = await self.service.search(
             ctx.user_id, workspace, query, category=category, limit=limit
         )
+        await self._audit_read(
+            ctx,
+            MEMORY_SEARCH,
+            tool,
+            [h.memory_id for h in result.hits],
+            category_filter="yes" if category is not None else "no",
+            cached="yes" if result.cached else "no",
+        )
+        return result
 
     async def list(
         self,
@@ -206,7 +240,15 @@ class GovernedMemory:
             ctx.user_id, scopes=scopes, status=Status.ACTIVE, limit=limit
         )
         now = self.service._now()
-        return [r for r in records if not r.expired(now)]
+        live = [r for r in records if not r.expired(now)]
+        await self._audit_read(
+            ctx,
+            MEMORY_READ,
+            ToolName.LIST,
+            [r.memory_id for r in live],
+            scopes=",".join(s.label for s in scopes),
+        )
+        return live
 
     # ------------------------------------------------------------------ writes
 
@@ -410,6 +452,50 @@ class GovernedMemory:
             return decision
         await self.service.forget(ctx.user_id, memory_id, request_id=request_id)
         return target
+
+    async def suppress(
+        self,
+        ctx: ExecutionContext,
+        memory_id: str,
+        *,
+        tool: ToolName = ToolName.MANAGEMENT_API,
+        request_id: str | None = None,
+    ) -> MemoryRecord | Refusal:
+        """Hide a memory from retrieval (restorable). The user's management operation:
+        policy-checked (owner, scope, session mode); the store audits ``memory.suppressed``."""
+        return await self._set_status(ctx, memory_id, Status.SUPPRESSED, tool, request_id)
+
+    async def restore(
+        self,
+        ctx: ExecutionContext,
+        memory_id: str,
+        *,
+        tool: ToolName = ToolName.MANAGEMENT_API,
+        request_id: str | None = None,
+    ) -> MemoryRecord | Refusal:
+        """Make a suppressed memory active again (policy-checked like :meth:`suppress`)."""
+        return await self._set_status(ctx, memory_id, Status.ACTIVE, tool, request_id)
+
+    async def _set_status(
+        self,
+        ctx: ExecutionContext,
+        memory_id: str,
+        status: Status,
+        tool: ToolName,
+        request_id: str | None,
+    ) -> MemoryRecord | Refusal:
+        target = await self._target(ctx, memory_id)
+        if target is None:
+            return await self._no_such_memory(ctx, Operation.SUPPRESS, tool, memory_id)
+        request = AccessRequest(
+            Operation.SUPPRESS, tool, scope=target.scope.as_scope(), owner_user_id=target.user_id
+        )
+        decision = await self._decide(ctx, request, tool=tool, memory_id=memory_id)
+        if isinstance(decision, Refusal):
+            return decision
+        if status is Status.SUPPRESSED:
+            return await self.service.suppress(ctx.user_id, memory_id, request_id=request_id)
+        return await self.service.restore(ctx.user_id, memory_id, request_id=request_id)
 
     # ------------------------------------------------------------------ candidates (management)
 

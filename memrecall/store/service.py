@@ -21,7 +21,6 @@ import functools
 import logging
 import os
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
@@ -40,8 +39,8 @@ from memrecall.governance import (
 
 from . import candidates as _candidates
 from .backend import KEEP, ContentChange, ForgetResult, Keep, NewMemory, SaveOutcome, Store
-from .cache import CacheKey, QueryCache
 from .candidates import AcceptOutcome, ProposeOutcome
+from .contract_fields import ContractFields
 from .keys import check_category, check_content, normalize_key
 from .model import (
     AuditEvent,
@@ -56,10 +55,10 @@ from .model import (
     Status,
     Tombstone,
     WorkspaceType,
-    visible_scopes,
 )
 from .projection import Projector, rebuild_projection
-from .retrieval import RETRIEVAL_VERSION, Budget, LiveView, SearchHit, normalize_query
+from .retrieval import Budget
+from .search import SearchResult, SearchViews
 
 __all__ = ["MemoryService", "SearchResult", "new_memory_id", "utc_now"]
 
@@ -80,18 +79,15 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex
 
 
-@attrs.frozen
-class SearchResult:
-    """A search's hits, the ``memory_revision`` they reflect, and whether the cache answered."""
-
-    hits: tuple[SearchHit, ...]
-    memory_revision: int
-    cached: bool
-
-
 def _check_user(user_id: str) -> None:
     if not isinstance(user_id, str) or not user_id.strip():
         raise InvalidInput("user_id: must be a non-empty string")
+
+
+def _checked_fields(fields: ContractFields | None) -> ContractFields | None:
+    if fields is not None and (not isinstance(fields.hits, int) or fields.hits < 0):
+        raise InvalidInput("contract_fields.hits: must be an integer >= 0")
+    return fields
 
 
 def _check_time(name: str, value: datetime | Keep | None) -> None:
@@ -125,11 +121,7 @@ class MemoryService:
         self._clock = clock
         self._ids = ids
         self._limiter = trio.CapacityLimiter(threads)
-        self._cache = QueryCache(cache_ttl)
-        self._views: OrderedDict[tuple[str, tuple[str, ...]], tuple[LiveView, trio.Lock]] = (
-            OrderedDict()
-        )
-        self._max_views = views
+        self._search = SearchViews(cache_ttl, views)
         self._projector = projector
         self.projection_failures = 0
 
@@ -152,15 +144,9 @@ class MemoryService:
         return now
 
     def _forget_cached(self, user_id: str, memory_id: str | None = None) -> None:
-        """Drop the user's cached results; drop ``memory_id`` from the user's views (or the
-        views themselves when no id is given, or a view is being refreshed right now)."""
-        self._cache.drop_user(user_id)
-        for view_key in [k for k in self._views if k[0] == user_id]:
-            view, lock = self._views[view_key]
-            if memory_id is None or lock.locked():
-                del self._views[view_key]
-            else:
-                view.discard(memory_id)
+        """Drop the user's cached results and ``memory_id`` from the user's views (all of
+        the user's views when no id is given)."""
+        self._search.drop(user_id, memory_id)
 
     async def _project(self, user_id: str) -> None:
         """Rebuild the user's profile projection after a committed write. A failure is
@@ -189,11 +175,13 @@ class MemoryService:
         expires_at: datetime | None = None,
         changed_via: ChangedVia = ChangedVia.USER_API,
         request_id: str | None = None,
+        contract_fields: ContractFields | None = None,
     ) -> SaveOutcome:
         """Create a memory (revision 1), or succeed idempotently when the same scope and key
         already hold the same content and category (``created`` False; confirmation time
         refreshed). Different content raises ``KeyConflict`` with the existing id and
-        revision: change it with :meth:`update` or :meth:`replace`."""
+        revision: change it with :meth:`update` or :meth:`replace`. ``contract_fields`` (the
+        memory tools' side row) is written in the same transaction."""
         _check_user(user_id)
         normalized = normalize_key(key)
         check_content(content)
@@ -212,6 +200,7 @@ class MemoryService:
             expires_at=expires_at,
             changed_via=changed_via,
             request_id=request_id,
+            contract_fields=_checked_fields(contract_fields),
         )
         now = self._now()
         outcome = await self._run(functools.partial(self.store.save, new, now))
@@ -247,9 +236,11 @@ class MemoryService:
         expires_at: datetime | Keep | None = KEEP,
         changed_via: ChangedVia = ChangedVia.USER_API,
         request_id: str | None = None,
+        contract_fields: ContractFields | None = None,
     ) -> MemoryRecord:
         """Write a new revision (change type ``update``). A stale ``expected_revision`` raises
-        ``RevisionConflict`` carrying ``current_revision``; nothing is written."""
+        ``RevisionConflict`` carrying ``current_revision``; nothing is written.
+        ``contract_fields`` (the memory tools' side row) is written in the same transaction."""
         change = ContentChange(
             change_type=ChangeType.UPDATE,
             content=content,
@@ -258,6 +249,7 @@ class MemoryService:
             expires_at=expires_at,
             changed_via=changed_via,
             request_id=request_id,
+            contract_fields=_checked_fields(contract_fields),
         )
         return await self._change(user_id, memory_id, expected_revision, change)
 
@@ -273,6 +265,7 @@ class MemoryService:
         expires_at: datetime | Keep | None = KEEP,
         changed_via: ChangedVia = ChangedVia.USER_API,
         request_id: str | None = None,
+        contract_fields: ContractFields | None = None,
     ) -> MemoryRecord:
         """As :meth:`update`, recorded as an explicit replacement (change type ``replace``)."""
         change = ContentChange(
@@ -283,6 +276,7 @@ class MemoryService:
             expires_at=expires_at,
             changed_via=changed_via,
             request_id=request_id,
+            contract_fields=_checked_fields(contract_fields),
         )
         return await self._change(user_id, memory_id, expected_revision, change)
 
@@ -552,7 +546,7 @@ class MemoryService:
         """Retrieve the user's memories visible from ``workspace`` (None: global only).
 
         Active, unexpired records only; exact key first; nothing for no match; budgets from
-        :attr:`budget` (``limit`` may lower the hit count, up to 50).
+        :attr:`budget` (``limit`` may lower the hit count, up to 50). How: :mod:`.search`.
         """
         _check_user(user_id)
         if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS:
@@ -560,53 +554,20 @@ class MemoryService:
         count = self.budget.limit if limit is None else limit
         if not 1 <= count <= MAX_SEARCH_LIMIT:
             raise InvalidInput(f"limit: 1 to {MAX_SEARCH_LIMIT}")
-        # permission first: the visible scopes are fixed before any cache lookup
-        scopes = visible_scopes(workspace)
-        labels = tuple(s.label for s in scopes)
-        normalized = normalize_query(query)
-        wanted = None if category is None else category
-
-        def key_at(revision: int) -> CacheKey:
-            return CacheKey(
-                user_id=user_id,
-                workspace=None if workspace is None else workspace.value,
-                visible_scopes=labels,
-                query=normalized,
-                category=wanted,
-                limit=count,
-                memory_revision=revision,
-                retrieval_version=RETRIEVAL_VERSION,
-            )
-
         revision = await self.memory_revision(user_id)
-        now = self._now()
-        cached = self._cache.get(key_at(revision), now)
-        if cached is not None:
-            return SearchResult(cached, revision, cached=True)
-        view_key = (user_id, labels)
-        entry = self._views.get(view_key)
-        if entry is None:
-            entry = (LiveView(), trio.Lock())
-            self._views[view_key] = entry
-            while len(self._views) > self._max_views:
-                self._views.popitem(last=False)
-        self._views.move_to_end(view_key)
-        view, lock = entry
-        budget = attrs.evolve(self.budget, limit=count)
-        async with lock:
-            if view.memory_revision != revision:
-                # only what changed since the view's cursor is read and analysed
-                await self._run(functools.partial(self._refresh_view, view, user_id, scopes))
-            hits = tuple(view.search(normalized, now, category=wanted, budget=budget))
-        self._cache.put(key_at(view.memory_revision), hits, now, view.valid_until(now))
-        return SearchResult(hits, view.memory_revision, cached=False)
-
-    def _refresh_view(self, view: LiveView, user_id: str, scopes: Sequence[MemoryScope]) -> None:
-        changes = self.store.changes_since(user_id, scopes, view.cursor)
-        view.apply(changes, view.prepare(changes))
+        return await self._search.search(
+            self.store,
+            self._run,
+            user_id,
+            workspace,
+            query,
+            category=category,
+            budget=attrs.evolve(self.budget, limit=count),
+            revision=revision,
+            now=self._now(),
+        )
 
     def close(self) -> None:
         """Close the backend (synchronous, so it also works during cancellation)."""
         self.store.close()
-        self._cache = QueryCache(self._cache.ttl)
-        self._views.clear()
+        self._search.clear()

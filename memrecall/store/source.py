@@ -34,7 +34,6 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.candidates import PoolOrder
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
@@ -47,6 +46,7 @@ from .model import MemoryRecord, MemoryScope, ScopeType, WorkspaceType, visible_
 
 __all__ = [
     "CATEGORY_TYPES",
+    "StorePoolOrder",
     "StoreRanker",
     "StoreSource",
     "document_path",
@@ -114,7 +114,6 @@ class StoreRanker:
         self._generation = generation
         self._documents = documents
         self._features = features
-        self._position = {d.path: i for i, d in enumerate(documents)}
         self._fallback: FieldedIndex | None = None
 
     def _stale(self) -> FieldedIndex | None:
@@ -149,7 +148,7 @@ class StoreRanker:
                 judgement = Judgement.WEAK
             if not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append((self._position[doc], judgement, own))
+            out.append((self._source.position(doc), judgement, own))
         return out
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
@@ -176,6 +175,35 @@ class StoreRanker:
             least = self._source.index.params.second * strong[0][1]
             fast = [strong[0][0]] + [i for i, s in strong[1:] if s >= least]
         return kept, fast
+
+
+class StorePoolOrder:
+    """The :class:`~memrecall.engine.scoring.candidates.PoolLookups` of one snapshot, built in
+    constant time: the pool is already in recency order (newest first, then path), so
+    ``by_recency`` is the identity and a path's index is found by bisection on the
+    snapshot's sort keys (``(-mtime, path)``, sorted, one per document)."""
+
+    def __init__(self, keys: tuple[tuple[float, str], ...], mtimes: Callable[[str], float | None]):
+        self._keys = keys
+        self._mtimes = mtimes
+        self._by_path: dict[str, int] | None = None
+
+    @property
+    def by_recency(self) -> range:
+        """Pool indices, newest first (the pool's own order)."""
+        return range(len(self._keys))
+
+    def indices_of(self, path: str) -> tuple[int, ...]:
+        """The pool index of the document at ``path`` (at most one)."""
+        mtime = self._mtimes(path)
+        if mtime is not None:
+            at = bisect.bisect_left(self._keys, (-mtime, path))
+            if at < len(self._keys) and self._keys[at] == (-mtime, path):
+                return (at,)
+        if self._by_path is None:  # the path's time moved since this snapshot: look it up
+            self._by_path = {p: i for i, (_m, p) in enumerate(self._keys)}
+        at_path = self._by_path.get(path)
+        return () if at_path is None else (at_path,)
 
 
 class StoreSource:
@@ -207,6 +235,10 @@ class StoreSource:
         """Advances whenever the pool (the indexed documents) changes."""
         self.loaded = 0
         """Records read from the store so far (a work counter)."""
+        self.analysed = 0
+        """Documents analysed so far (a work counter)."""
+        self.snapshots_built = 0
+        """Snapshots built so far (one per change of the pool, a work counter)."""
         self._clock = clock or utc_now
         self._memory_revision = -1
         self._cursor: int | None = None
@@ -215,7 +247,11 @@ class StoreSource:
         self._pending_keys: set[str] = set()
         """Keys whose documents must be recomputed (written, or a record removed)."""
         self._documents: dict[str, tuple[MemoryDocument, DocumentFeatures, datetime | None]] = {}
-        self._order: list[tuple[float, str]] = []  # (-mtime, path) of the pool, sorted
+        # the pool, sorted by (-mtime, path); three lists kept at the same indices, so a
+        # snapshot copies them (C-level pointer copies) instead of rebuilding them
+        self._order: list[tuple[float, str]] = []
+        self._pool: list[MemoryDocument] = []
+        self._pool_features: list[DocumentFeatures] = []
         self._expiries: list[tuple[datetime, str]] = []  # (expires_at, key) of pooled docs
         self._synced_at: datetime | None = None
         self._last: Snapshot | None = None
@@ -276,13 +312,18 @@ class StoreSource:
                 if held is not None:
                     del self._documents[path]
                     self.index.remove(path)
-                    del self._order[bisect.bisect_left(self._order, (-held[0].mtime, path))]
+                    at = bisect.bisect_left(self._order, (-held[0].mtime, path))
+                    del self._order[at], self._pool[at], self._pool_features[at]
                     self._unexpire(held[2], key)
                 if record is not None and document is not None:
                     features = DocumentFeatures.of(document)
+                    self.analysed += 1
                     self._documents[path] = (document, features, record.expires_at)
                     self.index.add(path, features)
-                    bisect.insort(self._order, (-document.mtime, path))
+                    at = bisect.bisect_left(self._order, (-document.mtime, path))
+                    self._order.insert(at, (-document.mtime, path))
+                    self._pool.insert(at, document)
+                    self._pool_features.insert(at, features)
                     if record.expires_at is not None:
                         bisect.insort(self._expiries, (record.expires_at, key))
                 changed = True
@@ -309,12 +350,18 @@ class StoreSource:
             if self._pending_keys or due:
                 self._sync_pool(now)
             if self._last is None:
-                documents = tuple(self._documents[p][0] for _m, p in self._order)
-                features = tuple(self._documents[p][1] for _m, p in self._order)
-                ranker = StoreRanker(self, self.generation, documents, features)
-                order = PoolOrder(
-                    tuple(range(len(documents))),
-                    {d.path: (i,) for i, d in enumerate(documents)},
-                )
+                documents = tuple(self._pool)
+                ranker = StoreRanker(self, self.generation, documents, tuple(self._pool_features))
+                order = StorePoolOrder(tuple(self._order), self._mtime)
                 self._last = Snapshot(documents, ranker, order=order)
+                self.snapshots_built += 1
             return self._last
+
+    def _mtime(self, path: str) -> float | None:
+        with self.lock:
+            held = self._documents.get(path)
+            return None if held is None else held[0].mtime
+
+    def position(self, path: str) -> int:
+        """The current pool index of the pooled document at ``path`` (call under ``lock``)."""
+        return bisect.bisect_left(self._order, (-self._documents[path][0].mtime, path))

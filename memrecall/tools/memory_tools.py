@@ -314,8 +314,10 @@ class MemoryTools:
             return refusal
         key = store_key(valid.kind, valid.title, valid.scope)
         scope = MemoryScope.global_()
-        tags = valid.tags
-        hits = 0
+        fields = ContractFields(
+            title=valid.title, tags=valid.tags, source=valid.source, scope=valid.scope, hits=0
+        )
+        # the record and its side row are written in one transaction (either call)
         try:
             try:
                 saved = await self.service.save(
@@ -325,34 +327,31 @@ class MemoryTools:
                     valid.body,
                     valid.kind,
                     changed_via=ChangedVia.AGENT_TOOL,
+                    contract_fields=fields,
                 )
                 memory_id = saved.record.memory_id
             except KeyConflict as conflict:
                 # same kind, title and scope: the new body becomes the next revision
                 memory_id = conflict.memory_id
+                old = next((r for r in view.records if r.id == memory_id), None)
+                if old is not None:
+                    fields = attrs.evolve(
+                        fields,
+                        hits=old.hits,
+                        tags=tuple(dict.fromkeys(valid.tags + old.tags))[:12],
+                    )
                 await self.service.update(
                     self.user_id,
                     memory_id,
                     expected_revision=conflict.current_revision,
                     content=valid.body,
                     changed_via=ChangedVia.AGENT_TOOL,
+                    contract_fields=fields,
                 )
-                old = next((r for r in view.records if r.id == memory_id), None)
-                if old is not None:
-                    hits = old.hits
-                    tags = tuple(dict.fromkeys(valid.tags + old.tags))[:12]
         except InvalidInput as err:
             return Refusal(
                 code="store-refused", field="body", message=f"{err}; nothing was written"
             )
-        fields = ContractFields(
-            title=valid.title, tags=tags, source=valid.source, scope=valid.scope, hits=hits
-        )
-        await trio.to_thread.run_sync(
-            functools.partial(
-                self.service.store.put_contract_fields, self.user_id, memory_id, fields
-            )
-        )
         after = await self.load_view()
         self._seen = after.stamp
         return RememberResult(id=memory_id, records=len(after.records), bytes_used=after.bytes_used)

@@ -28,7 +28,6 @@ from memrecall.store import (
     Store,
     WorkspaceType,
 )
-from memrecall.store import sqlite as sqlite_backend
 from memrecall.store.model import (
     CandidateConflict,
     ChangedVia,
@@ -36,6 +35,7 @@ from memrecall.store.model import (
     MemoryScope,
     SourceType,
 )
+from memrecall.store.sqlite import schema as sqlite_backend
 
 from .helpers import GLOBAL, LEARNING, T0, ManualClock
 from .test_sqlite import db_bytes

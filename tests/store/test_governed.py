@@ -19,12 +19,19 @@ from memrecall.governance import (
     Refusal,
     SecretKind,
     SessionMode,
+    ToolName,
     WorkspaceRoute,
     WriteOrigin,
 )
 from memrecall.store import MemoryService, SQLiteStore
-from memrecall.store.governed import GovernedMemory, SaveKind, SaveResult
-from memrecall.store.model import ScopeType, WorkspaceType
+from memrecall.store.governed import (
+    MEMORY_READ,
+    MEMORY_SEARCH,
+    GovernedMemory,
+    SaveKind,
+    SaveResult,
+)
+from memrecall.store.model import AuditType, ScopeType, Status, WorkspaceType
 from tests.governance.fakes import fake_card, fakes
 
 from .helpers import ManualClock
@@ -397,3 +404,62 @@ def test_store_docs_embed_the_current_policy_table() -> None:
     )
     assert block is not None
     assert block.group(1) == policy_table(), "regenerate the table in docs/store.md"
+
+
+# ----------------------------------------------------------------- suppress, restore, reads (§17)
+
+
+async def test_suppress_and_restore_are_governed(governed: GovernedMemory) -> None:
+    rec = saved(await governed.save(ctx(), "lang", "prefers Python", "preference", G)).record
+    other = saved(await governed.save(ctx("u2"), "lang", "prefers Go", "preference", G)).record
+    assert rec is not None
+    assert other is not None
+    hidden = await governed.suppress(ctx(), rec.memory_id)
+    assert not isinstance(hidden, Refusal)
+    assert hidden.status is Status.SUPPRESSED
+    found = await governed.search(ctx(), "Python")
+    assert not isinstance(found, Refusal)
+    assert found.hits == ()
+    # nobody else's memory (it does not exist for this user)
+    assert isinstance(await governed.suppress(ctx(), other.memory_id), Refusal)
+    # an agent tool cannot suppress (not in its tool scope)
+    assert isinstance(await governed.suppress(ctx(), rec.memory_id, tool=ToolName.SEARCH), Refusal)
+    assert (await governed.service.get("u1", rec.memory_id)).status is Status.SUPPRESSED
+    assert (await governed.service.get("u2", other.memory_id)).status is Status.ACTIVE
+    back = await governed.restore(ctx(), rec.memory_id)
+    assert not isinstance(back, Refusal)
+    assert back.status is Status.ACTIVE
+    types = [e.type for e in await governed.service.audit("u1", rec.memory_id)]
+    assert types == [AuditType.CREATED, AuditType.SUPPRESSED, AuditType.RESTORED]
+    reasons = [d["reason"] for d in await denials(governed)]
+    assert reasons == [DenyReason.BAD_ARGUMENTS.value, DenyReason.TOOL_SCOPE.value]
+
+
+async def test_searches_and_lists_are_audited_with_ids_only(governed: GovernedMemory) -> None:
+    secret_word = "marmalade"
+    rec = saved(
+        await governed.save(ctx(), "breakfast", f"likes {secret_word} toast", "food", G)
+    ).record
+    assert rec is not None
+    found = await governed.search(ctx(), secret_word, category="food")
+    listed = await governed.list(ctx())
+    assert not isinstance(found, Refusal)
+    assert not isinstance(listed, Refusal)
+    events = [
+        e
+        for e in await governed.service.governance_events("u1")
+        if e.event_type in {MEMORY_SEARCH, MEMORY_READ}
+    ]
+    assert [e.event_type for e in events] == [MEMORY_SEARCH, MEMORY_READ]
+    for event in events:
+        assert event.details["memory_ids"] == rec.memory_id
+        assert event.details["results"] == "1"
+        text = repr(event.details)
+        for word in (secret_word, "breakfast", "food", "toast"):
+            assert word not in text
+    assert events[0].details["tool"] == ToolName.SEARCH.value
+    assert events[1].details["tool"] == ToolName.LIST.value
+    # a refused read writes the denial, not a read event
+    assert isinstance(await governed.search(ctx(mode=SessionMode.ISOLATED), "x"), Refusal)
+    after = [e.event_type for e in await governed.service.governance_events("u1")]
+    assert after[-1] == POLICY_DENIED

@@ -84,7 +84,7 @@ async def test_forgotten_text_never_comes_back(tmp_path: Path) -> None:
     await service.save("u1", GLOBAL, "drink", "likes green tea", "preference")
     secret = await service.save("u1", GLOBAL, "secret", "zanzibar lighthouse tea", "misc")
     await service.search("u1", None, "zanzibar")
-    views = [view for view, _lock in service._views.values()]
+    views = [view for view, _lock in service._search.views.values()]
     assert views
     assert all("zanzibar" in v.index.vocabulary() for v in views)
     await service.forget("u1", secret.record.memory_id)

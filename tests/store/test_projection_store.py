@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from memrecall.governance import ProfileEntry
 from memrecall.governance.profile import ProfileSource
-from memrecall.store import MemoryService, Store
+from memrecall.store import MemoryService, SQLiteStore, Store
 
-from .helpers import GLOBAL, ManualClock
+from .helpers import GLOBAL, T0, ManualClock, new_memory
 
 FIELD = "explanation_preference"
 
@@ -84,3 +85,37 @@ async def test_a_failing_projection_never_rolls_back_the_write(store: Store) -> 
     assert (await svc.get("u1", rec.memory_id)).content == "examples!"
     assert updated.revision == 2
     assert len(await svc.history("u1", rec.memory_id)) == 2
+
+
+def _projection_read_steps(tmp_path: Path, unmarked: int) -> int:
+    """SQLite VM steps of one ``projection_inputs`` read for a user with one marked memory
+    and ``unmarked`` other memories."""
+    store = SQLiteStore(tmp_path / f"steps-{unmarked}.db", durable=False)
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    try:
+        marked = store.save(new_memory(key="style", content="examples first"), T0).record
+        store.set_projection_mark("u1", marked.memory_id, (FIELD, "example_first"))
+        for n in range(unmarked):
+            store.save(new_memory(key=f"note {n}", content=f"unrelated note {n}"), T0)
+        with store._read() as conn:
+            conn.set_progress_handler(count, 1)
+        memories, _settings = store.projection_inputs("u1")
+        with store._read() as conn:
+            conn.set_progress_handler(None, 1)
+        assert [m.memory_id for m in memories] == [marked.memory_id]
+    finally:
+        store.close()
+    return steps
+
+
+def test_projection_reads_follow_the_marked_memories_not_all_memories(tmp_path: Path) -> None:
+    """The projection runs after every write: its read must not visit every memory."""
+    small = _projection_read_steps(tmp_path, 10)
+    large = _projection_read_steps(tmp_path, 400)
+    assert large <= small * 1.5, (small, large)

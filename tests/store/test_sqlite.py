@@ -17,7 +17,7 @@ from memrecall.store import (
     WorkspaceType,
     default_db_path,
 )
-from memrecall.store import sqlite as sqlite_backend
+from memrecall.store.sqlite import schema as sqlite_backend
 
 from .helpers import GLOBAL, LEARNING, T0, ManualClock, new_memory
 

@@ -4,8 +4,11 @@ kept current incrementally, ranked exactly like a FieldedIndex over the same doc
 from __future__ import annotations
 
 import random
+import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -24,7 +27,7 @@ from memrecall.store import (
 )
 from memrecall.store.source import StoreSource, record_document
 
-from .helpers import GLOBAL, LEARNING, TEACHING, ManualClock
+from .helpers import GLOBAL, LEARNING, T0, TEACHING, ManualClock, new_memory
 
 WORDS = "deploy staging kubectl cluster blue green tea coffee editor vim charge charges".split()
 
@@ -86,7 +89,11 @@ async def test_documents_and_ranking_equal_a_fresh_index(tmp_path: Path) -> None
         ]
         wanted.sort(key=lambda d: (-d.mtime, d.path))
         assert snapshot.documents == tuple(wanted), step
-        assert snapshot.order == PoolOrder.of(snapshot.documents)
+        expected = PoolOrder.of(snapshot.documents)
+        assert snapshot.order is not None
+        assert tuple(snapshot.order.by_recency) == expected.by_recency
+        for path in [*expected.by_path, "store/global/no_such_key.md"]:
+            assert tuple(snapshot.order.indices_of(path)) == expected.by_path.get(path, ())
         fresh = FieldedIndex.of(snapshot.documents)
         for _ in range(3):
             query = " ".join(rng.choices(WORDS, k=rng.randint(1, 4)))
@@ -196,3 +203,42 @@ async def test_open_engine_recalls_from_the_store(tmp_path: Path) -> None:
             assert await ask(engine, text) is None
     assert "blue" not in source.index.vocabulary()
     service.close()
+
+
+def _lines_for_one_write(tmp_path: Path, size: int) -> tuple[int, StoreSource]:
+    """Python lines of memrecall run by the first ``snapshot()`` after one write into a
+    source already holding ``size`` documents (SQL runs in C and is not counted)."""
+    store = SQLiteStore(tmp_path / f"lines-{size}.db", durable=False)
+    for n in range(size):
+        store.save(new_memory(key=f"note_{n}", content=f"walnut fact number {n}"), T0)
+    source = StoreSource(store, "u1", clock=lambda: T0)
+    source.snapshot()
+    store.save(new_memory(key="boat", content="the walnut boat is blue"), T0)
+    lines = 0
+
+    def trace(frame: FrameType, event: str, _arg: object) -> Callable[..., object] | None:
+        nonlocal lines
+        if "memrecall" not in frame.f_code.co_filename:
+            return None
+        if event == "line":
+            lines += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        snapshot = source.snapshot()
+    finally:
+        sys.settrace(None)
+    assert len(snapshot.documents) == size + 1
+    store.close()
+    return lines, source
+
+
+def test_one_write_costs_work_proportional_to_the_change(tmp_path: Path) -> None:
+    """After one write, the next snapshot analyses one document and does not walk the pool:
+    the same number of lines runs at 40 documents as at 400 (within a small margin)."""
+    small, _ = _lines_for_one_write(tmp_path, 40)
+    large, source = _lines_for_one_write(tmp_path, 400)
+    assert source.analysed == 401  # 400 at the first snapshot, then only the written one
+    assert source.snapshots_built == 2
+    assert large <= small * 1.25, (small, large)

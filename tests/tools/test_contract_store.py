@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,43 @@ async def test_same_kind_title_scope_becomes_a_new_revision(
     view = await tools.load_view()
     merged = next(r for r in view.records if r.id == first.id)
     assert merged.tags == ("emulator", "android", "adb")
+
+
+def _fail_side_rows(db: Path) -> None:
+    """Make every write of a side row fail inside the database (a crash between the record
+    and its fields, whatever code path writes them)."""
+    conn = sqlite3.connect(db)
+    for event in ("INSERT", "UPDATE"):
+        conn.execute(
+            f"CREATE TRIGGER fail_side_row_{event.lower()} BEFORE {event} ON contract_fields "
+            "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+        )
+    conn.commit()
+    conn.close()
+
+
+async def test_remember_writes_record_and_fields_together_or_not_at_all(
+    tmp_path: Path, service: MemoryService, clock: ManualClock
+) -> None:
+    tools = tools_for(service, clock)
+    first = await tools.remember(**GOOD)
+    assert isinstance(first, RememberResult)
+    revision = await service.memory_revision("u1")
+    audit = await service.audit("u1")
+    _fail_side_rows(tmp_path / "memory.db")
+    # a new memory: nothing of it may stay behind
+    with pytest.raises(sqlite3.IntegrityError, match="injected failure"):
+        await tools.remember(**{**GOOD, "title": "a different lesson title"})
+    assert [r.memory_id for r in await service.list_records("u1")] == [first.id]
+    # a new revision of the first: its old body, revision and fields stay
+    with pytest.raises(sqlite3.IntegrityError, match="injected failure"):
+        await tools.remember(**{**GOOD, "body": "a changed body", "tags": ["other"]})
+    (stored,) = await service.list_records("u1")
+    assert (stored.memory_id, stored.content, stored.revision) == (first.id, GOOD["body"], 1)
+    assert await service.memory_revision("u1") == revision
+    assert await service.audit("u1") == audit
+    (record,) = (await tools.load_view()).records
+    assert (record.title, record.tags) == (GOOD["title"], ("android", "adb"))
 
 
 async def test_record_too_large_writes_nothing(service: MemoryService, clock: ManualClock) -> None:

@@ -13,9 +13,15 @@ UTF-8 bytes: a line that does not fit is skipped and later, shorter lines
 still count. Only documents whose line made it in can be selected.
 Descriptions are shown on one line (control characters and line breaks
 escaped, :func:`~memrecall.engine.render.escape_controls`) and cut at 512
-UTF-16 units. A document whose path holds such characters has no line: the
-selector must copy paths exactly, and an escaped path would not match (it can
-still be delivered by the fallback and fast results).
+UTF-16 units.
+
+The manifest never shows an absolute path. Each line names its document by a
+manifest id: the scope, a slash and the path relative to the scope's root
+(``project/deploy/runbook.md``), which tells the model what the file name
+says and nothing about where the tree lives. A relative path that is not
+clean (empty, absolute, with ``..`` or a backslash, with control characters,
+starting with ``#``, or already taken by an earlier line) gets an opaque id instead
+(``project/#7``). :attr:`Manifest.ids` maps ids back to documents.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ __all__ = [
     "RecallCandidates",
     "build_manifest",
     "interleave",
+    "manifest_id",
     "manifest_line",
     "prepare_candidates",
 ]
@@ -122,16 +129,38 @@ def iso_mtime(mtime: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-@functools.lru_cache(maxsize=65_536)
-def manifest_line(document: MemoryDocument) -> str:
-    """``- [type] /abs/path (ISO mtime): description`` (description cut to 512 units).
+def _clean_relative(relative: str) -> bool:
+    """True if ``relative`` can be shown as is: relative, no ``..``, printable, one line."""
+    if not relative or not relative.isprintable() or "\\" in relative:
+        return False
+    if relative.startswith("#"):
+        return False  # would read as an opaque id
+    if relative.startswith("/") or (len(relative) > 1 and relative[1] == ":"):
+        return False
+    return all(part not in ("", ".", "..") for part in relative.split("/"))
 
-    Always one line: control characters and line breaks in the path and the
-    description are escaped. A line depends only on the document, so it is
-    computed once per document.
+
+def manifest_id(document: MemoryDocument, position: int) -> str:
+    """The id a manifest line gives ``document`` (the ``position``-th candidate, from 1).
+
+    ``scope/relative/path.md`` when the relative path is clean, else the opaque
+    ``scope/#position``. Never an absolute path.
     """
-    path = escape_controls(document.path)
-    line = f"- [{document.type.value}] {path} ({iso_mtime(document.mtime)})"
+    relative = document.relative_path
+    if _clean_relative(relative):
+        return f"{document.scope.value}/{relative}"
+    return f"{document.scope.value}/#{position}"
+
+
+@functools.lru_cache(maxsize=65_536)
+def manifest_line(document: MemoryDocument, key: str) -> str:
+    """``- [type] key (ISO mtime): description`` (description cut to 512 units).
+
+    ``key`` is the document's manifest id (:func:`manifest_id`). Always one
+    line: control characters and line breaks in the description are escaped.
+    A line depends only on the document and its id, so it is computed once.
+    """
+    line = f"- [{document.type.value}] {key} ({iso_mtime(document.mtime)})"
     if document.description:
         description = escape_controls(document.description)
         line += ": " + utf16_prefix(description, MAX_MANIFEST_DESCRIPTION)
@@ -140,14 +169,18 @@ def manifest_line(document: MemoryDocument) -> str:
 
 @attrs.frozen
 class Manifest:
-    """The selector's view of the candidates: the text and who made it in."""
+    """The selector's view of the candidates: the text, who made it in, and their ids.
+
+    ``ids[i]`` is the manifest id of ``included[i]``; ids are unique.
+    """
 
     text: str
     included: tuple[MemoryDocument, ...]
+    ids: tuple[str, ...] = ()
 
     @property
     def paths(self) -> frozenset[str]:
-        """Paths the selector may choose."""
+        """Absolute paths of the documents the selector may choose (never sent to it)."""
         return frozenset(d.path for d in self.included)
 
 
@@ -157,18 +190,23 @@ def build_manifest(
     """Pack candidate lines into ``budget`` UTF-8 bytes, skipping lines that do not fit."""
     lines: list[str] = []
     included: list[MemoryDocument] = []
+    ids: list[str] = []
+    taken: set[str] = set()
     total = 0
-    for document in candidates:
-        if not document.path.isprintable() and escape_controls(document.path) != document.path:
-            continue  # the selector could not copy this path back exactly
-        line = manifest_line(document)
+    for position, document in enumerate(candidates, start=1):
+        key = manifest_id(document, position)
+        if key in taken:
+            key = f"{document.scope.value}/#{position}"
+        line = manifest_line(document, key)
         cost = len(line.encode("utf-8")) + (1 if lines else 0)
         if total + cost > budget:
             continue
         total += cost
         lines.append(line)
         included.append(document)
-    return Manifest("\n".join(lines), tuple(included))
+        ids.append(key)
+        taken.add(key)
+    return Manifest("\n".join(lines), tuple(included), tuple(ids))
 
 
 def interleave(

@@ -33,10 +33,11 @@ Two halves, so that a catalog can cache the expensive one:
 from __future__ import annotations
 
 import bisect
+import collections
 import heapq
 import math
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Sequence
 
 import attrs
 import msgspec
@@ -58,6 +59,7 @@ __all__ = [
     "Match",
     "Params",
     "PoolStatistics",
+    "index_terms",
     "is_variant",
     "no_pause",
 ]
@@ -289,6 +291,8 @@ class FieldedPool:
         self._published = False
         self._owned: set[tuple[int, str]] = set()
         """(field, term) postings created or copied since the last view."""
+        self._all_owned = True
+        """No view has read any posting yet (after construction or :meth:`extend`)."""
         self._copied: set[str] = set()
         """Containers (attribute names) copied since the last view."""
         self._copied_fields: set[int] = set()
@@ -311,6 +315,7 @@ class FieldedPool:
         if self._published:
             self._published = False
             self._owned = set()
+            self._all_owned = False
             self._copied = set()
             self._copied_fields = set()
 
@@ -336,7 +341,7 @@ class FieldedPool:
         if row is None:
             row = postings[term] = {}
             self._owned.add((field, term))
-        elif (field, term) not in self._owned:
+        elif not self._all_owned and (field, term) not in self._owned:
             row = postings[term] = dict(row)
             self._owned.add((field, term))
         return row
@@ -419,6 +424,55 @@ class FieldedPool:
             if len(members) > 1:
                 self._shared.add(features.identity)
 
+    def extend(self, items: Iterable[tuple[int, DocumentFeatures]]) -> None:
+        """Index many documents under new keys at once (a cold start, a loaded cache).
+
+        The same result as :meth:`add` for each, built in tight loops. Only on
+        a pool that no view has read yet, with keys it does not hold.
+        """
+        if self._published or not self._all_owned:
+            raise ValueError("extend() only before the pool is first viewed")
+        features = self._features
+        df = self._df
+        postings = self._postings
+        all_lengths = (self._lengths0, self._lengths1, self._lengths2, self._lengths3)
+        tallies = self._length_counts
+        sums = self._length_sum
+        terms: list[str] = []
+        for key, feature in items:
+            if key < 0 or key in features:
+                raise ValueError(f"extend() needs new non-negative keys, not {key!r}")
+            features[key] = feature
+            for i, counts in enumerate(feature.counts):
+                length = feature.lengths[i]
+                lengths = all_lengths[i]
+                if key >= len(lengths):
+                    lengths.extend([0] * (key + 1 - len(lengths)))
+                lengths[key] = length
+                if length:
+                    sums[i] += length
+                    tallies[i][length] = tallies[i].get(length, 0) + 1
+                rows = postings[i]
+                for term, count in counts.items():
+                    row = rows.get(term)
+                    if row is None:
+                        rows[term] = {key: count}
+                    else:
+                        row[key] = count
+            terms.extend(set().union(*feature.counts))
+            if feature.identity != "\x00":
+                members = self._identities.setdefault(feature.identity, set())
+                members.add(key)
+                if len(members) > 1:
+                    self._shared.add(feature.identity)
+        counted = collections.Counter(terms)
+        new = [term for term in counted if term not in df]
+        for term, n in counted.items():
+            df[term] = df.get(term, 0) + n
+        if new:
+            self._vocabulary.extend(new)
+            self._vocabulary.sort()
+
     def _unpost(self, field: int, term: str, key: int) -> None:
         postings = self._postings[field]
         if len(postings[term]) == 1:
@@ -483,6 +537,42 @@ class FieldedPool:
         return FieldedIndex._over(self, order, thresholds, checkpoint)
 
 
+def index_terms(
+    term: str,
+    kind: str,
+    known: Container[str],
+    vocabulary: Sequence[str],
+    variant: float,
+) -> list[tuple[str, float]]:
+    """The index terms that count for a query term, with their credit.
+
+    The term itself (credit 1) if ``known``; for a word, also its inflected
+    forms (:func:`is_variant`) found in the sorted ``vocabulary`` by prefix and
+    in ``known`` by the usual endings (credit ``variant``). The work depends on
+    the vocabulary around the term, never on the number of documents.
+    """
+    keys: list[tuple[str, float]] = []
+    if term in known:
+        keys.append((term, 1.0))
+    if kind != "word":
+        return keys
+    candidates = set()
+    stem = term[: max(4, len(term) - 4)]
+    if len(stem) >= 4:
+        start = bisect.bisect_left(vocabulary, stem)
+        while start < len(vocabulary) and vocabulary[start].startswith(stem):
+            candidates.add(vocabulary[start])
+            start += 1
+    for shorter in (term[:-1], term[:-2]):
+        if shorter in known:
+            candidates.add(shorter)
+    for longer in (term + "s", term + "es"):
+        if longer in known:
+            candidates.add(longer)
+    keys.extend((key, variant) for key in sorted(candidates) if is_variant(term, key))
+    return keys
+
+
 class FieldedIndex:
     """The ``fielded`` scorer over a fixed pool (input order = pool order).
 
@@ -504,10 +594,9 @@ class FieldedIndex:
         checkpoint: Callable[[], None] = no_pause,
     ) -> None:
         pool = FieldedPool(params=params)
-        for key, feature in enumerate(features):
-            if key % _CHUNK == 0:
-                checkpoint()
-            pool.add(key, feature)
+        for start in range(0, len(features), _CHUNK):
+            checkpoint()
+            pool.extend(enumerate(features[start : start + _CHUNK], start))
         pool._published = True
         self._setup(pool, range(len(pool)), thresholds, checkpoint)
 
@@ -679,27 +768,7 @@ class FieldedIndex:
         cached = self._variants.get(term)
         if cached is not None:
             return cached
-        keys: list[tuple[str, float]] = []
-        postings = self._df
-        if term in postings:
-            keys.append((term, 1.0))
-        if kind == "word":
-            vocabulary = self._vocabulary
-            candidates = set()
-            stem = term[: max(4, len(term) - 4)]
-            if len(stem) >= 4:
-                start = bisect.bisect_left(vocabulary, stem)
-                while start < len(vocabulary) and vocabulary[start].startswith(stem):
-                    candidates.add(vocabulary[start])
-                    start += 1
-            for shorter in (term[:-1], term[:-2]):
-                if shorter in postings:
-                    candidates.add(shorter)
-            for longer in (term + "s", term + "es"):
-                if longer in postings:
-                    candidates.add(longer)
-            variant = self.params.variant
-            keys.extend((key, variant) for key in sorted(candidates) if is_variant(term, key))
+        keys = index_terms(term, kind, self._df, self._vocabulary, self.params.variant)
         if len(self._variants) < 50_000:
             self._variants[term] = keys
         return keys

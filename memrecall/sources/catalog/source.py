@@ -2,11 +2,16 @@
 
 :class:`CatalogSource` is a :class:`~memrecall.sources.source.DocumentSource`.
 It holds, for every topic file of the tree, the scanner's result (document and
-diagnostics), the scorer's normalised fields and the file's ``stat`` signature;
-for every directory, its classified listing; and a word index for ranking
+diagnostics), what its scorer indexes about the document and the file's
+``stat`` signature; for every directory, its classified listing; and the
+active scorer's pool, kept current file by file: for ``fielded`` (the
+engine's default) a :class:`~memrecall.engine.scoring.fielded.FieldedPool`
+(per-document features, postings, document frequencies, field lengths,
+vocabulary), for ``reference`` a word index
 (:mod:`memrecall.engine.scoring.catalog_index`). A snapshot is exactly what
 :func:`~memrecall.sources.scanner.scan_tree` would return at that moment (same
-documents in the same order, same diagnostics); only the work differs.
+documents in the same order, same diagnostics), ranked as a from-scratch
+index over them would rank; only the work differs.
 
 Freshness (details and measurements in ``docs/catalog.md``): on Linux every
 directory of the tree is watched with inotify, and so is every ancestor of each
@@ -45,14 +50,13 @@ import errno
 import gc
 import itertools
 import logging
-import operator
 import os
 import stat
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final, cast, overload
+from collections.abc import Callable, Iterator
+from typing import cast
 
 import attrs
 
@@ -68,12 +72,24 @@ from memrecall.engine.scoring.reference import DocumentFields
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
 from memrecall.sources.catalog import watch as catalog_watch
+from memrecall.sources.catalog.listing import (
+    DIR,
+    SUSPECT_NS,
+    TOPIC,
+    Signature,
+    list_directory,
+    recent,
+    signature_of,
+    stored_diagnostic,
+)
+from memrecall.sources.catalog.listing import Listing as _Listing
+from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
+from memrecall.sources.catalog.order import SLOT, Lookups, OrderKey, apply, recency_key
 from memrecall.sources.catalog.store import (
     CachedFile,
     ListedEntry,
     LoadFailure,
     StoredCatalog,
-    StoredDiagnostic,
     StoredListing,
     StoredPostings,
     check_cache_target,
@@ -84,13 +100,9 @@ from memrecall.sources.catalog.store import (
 from memrecall.sources.scanner import (
     INDEX_FILENAME,
     Diagnostic,
-    DiagnosticKind,
-    EntryClass,
     MemoryTree,
     Root,
     TopicFile,
-    _listing_error,
-    classify_entry,
     link_fingerprint,
     loop_diagnostic,
     overlap_diagnostic,
@@ -102,13 +114,9 @@ from memrecall.sources.source import ScorerName, Snapshot
 
 __all__ = ["SUSPECT_NS", "CatalogSource", "CatalogStats"]
 
-SUSPECT_NS: Final = 2_000_000_000
-"""A file or directory changed this close to the moment it was read is re-read next time."""
-
 log = logging.getLogger("memrecall.catalog")
 
 _SCOPE_RANK = {Scope.PROJECT: 0, Scope.USER: 1}
-_SLOT = operator.itemgetter(4)
 _CONTENT_EVENTS = catalog_watch.IN_MODIFY | catalog_watch.IN_CLOSE_WRITE | catalog_watch.IN_ATTRIB
 _ENTRY_EVENTS = (
     catalog_watch.IN_CREATE
@@ -123,22 +131,8 @@ _GONE_EVENTS = (
     | catalog_watch.IN_UNMOUNT
 )
 
-_OrderKey = tuple[int, float, str, int, int]
-"""Recall order: scope, mtime descending, relative path, root, then the slot (unique)."""
-_BULK = 64
-
-Signature = tuple[int, int, int, int, int]
-"""``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``."""
-
-DIR, TOPIC, PROBLEM = 0, 1, 2
-
-
-def _diagnostic(stored: StoredDiagnostic) -> Diagnostic:
-    return Diagnostic(stored[0], DiagnosticKind(stored[1]), stored[2], stored[3])
-
-
-def _stored_diagnostic(diagnostic: Diagnostic) -> StoredDiagnostic:
-    return (diagnostic.path, diagnostic.kind.value, diagnostic.detail, diagnostic.skipped)
+_ADOPT_CHUNK = 512
+"""Loaded documents added to the scorer's pool between two pacing checkpoints."""
 
 
 def _postings(stored: StoredPostings) -> dict[str, Slots]:
@@ -149,10 +143,6 @@ def _postings(stored: StoredPostings) -> dict[str, Slots]:
     ends = list(itertools.accumulate(stored.counts))
     starts = [0, *ends[:-1]]
     return dict(zip(stored.words, map(blob.__getitem__, map(slice, starts, ends)), strict=True))
-
-
-def _signature(info: os.stat_result) -> Signature:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 @contextlib.contextmanager
@@ -171,45 +161,12 @@ def _relative(topic: TopicFile) -> str:
     return topic.relative_path
 
 
-def _recent(mtime_ns: int, ctime_ns: int, seen_ns: int) -> bool:
-    """Changed within :data:`SUSPECT_NS` of ``seen_ns`` (or in its future)."""
-    return max(mtime_ns, ctime_ns) >= seen_ns - SUSPECT_NS
-
-
-_Item = ListedEntry
-
-
-@attrs.define
-class _Listing:
-    """A directory's classified entries in ``scandir`` order (or the error listing it)."""
-
-    path: str
-    items: tuple[_Item, ...]
-    error: Diagnostic | None
-    signature: tuple[int, int, int, int] | None  # dev, ino, mtime_ns, ctime_ns before listing
-    listed_ns: int
-    has_symlink: bool  # a followed symlink (follow_links): the root is re-validated by stat
-    wd: int | None = None
-    links: tuple[tuple[str, tuple[str, int]], ...] = ()
-    """Symlinks not followed: (name, :func:`link_fingerprint`) taken before classifying.
-    Checked on every refresh, since a change at a link's target raises no event here."""
-    roots: tuple[str, ...] = ()
-    """The resolved roots the links were classified against."""
-    leaf: bool = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        # Only topic files: their order never shows in a scan, so a listing can be patched.
-        self.leaf = (
-            self.error is None and not self.links and all(item.kind == TOPIC for item in self.items)
-        )
-
-
 def _trusted(entry: CachedFile, info: os.stat_result) -> bool:
     """The cached result still holds for a file that now ``stat``-s as ``info``."""
     signature = entry.signature
-    if signature is None or signature != _signature(info):
+    if signature is None or signature != signature_of(info):
         return False
-    return not _recent(signature[3], signature[4], entry.read_ns)
+    return not recent(signature[3], signature[4], entry.read_ns)
 
 
 @attrs.define
@@ -243,135 +200,9 @@ class CatalogStats:
     load_problem: str | None = None
 
 
-def _list_directory(
-    directory: str, now_ns: int, *, follow_links: bool, roots: tuple[str, ...]
-) -> _Listing:
-    """The scanner's listing loop for one directory, recorded instead of acted on."""
-    try:
-        info = os.stat(directory)
-        signature: tuple[int, int, int, int] | None = (
-            info.st_dev,
-            info.st_ino,
-            info.st_mtime_ns,
-            info.st_ctime_ns,
-        )
-    except OSError:
-        signature = None
-    try:
-        with os.scandir(directory) as entries:
-            listing = list(entries)
-    except OSError as exc:
-        return _Listing(directory, (), _listing_error(directory, exc), None, now_ns, False)
-    items: list[_Item] = []
-    has_symlink = False
-    links: list[tuple[str, tuple[str, int]]] = []
-    for entry in listing:
-        try:
-            is_link = entry.is_symlink()
-        except OSError:
-            is_link = False
-        if is_link:
-            if follow_links:
-                has_symlink = True
-            else:
-                links.append((entry.name, link_fingerprint(entry.path)))
-        kind, key, problem = classify_entry(entry, follow_links=follow_links, roots=roots)
-        if kind is EntryClass.DIR:
-            items.append(_Item(DIR, entry.name, entry.path, key))
-        elif kind is EntryClass.TOPIC:
-            items.append(_Item(TOPIC, entry.name, entry.path))
-        elif problem is not None:
-            items.append(_Item(PROBLEM, entry.name, entry.path, None, _stored_diagnostic(problem)))
-    return _Listing(
-        directory,
-        tuple(items),
-        None,
-        signature,
-        now_ns,
-        has_symlink,
-        links=tuple(links),
-        roots=roots if links else (),
-    )
-
-
 def _root_info(root: Root) -> tuple[int, int] | Diagnostic:
     """The scanner's check of a root: its (device, inode), or the diagnostic."""
     return root_check(root)
-
-
-def _recency_key(key: _OrderKey) -> _OrderKey:
-    """Recency order (mtime descending, then recall order): mtime first, then the rest."""
-    return (key[1], key[0], key[2], key[3], key[4])  # type: ignore[return-value]
-
-
-def _apply(order: list[_OrderKey], gone: set[_OrderKey], new: set[_OrderKey]) -> list[_OrderKey]:
-    """``order`` (sorted) without ``gone`` and with ``new`` (bulk changes re-sort once)."""
-    if len(gone) > _BULK:
-        order = [key for key in order if key not in gone]
-    else:
-        for key in gone:
-            del order[bisect.bisect_left(order, key)]
-    if len(new) > _BULK:
-        order.extend(new)
-        order.sort()
-    else:
-        for key in new:
-            bisect.insort(order, key)
-    return order
-
-
-class _Lookups:
-    """The candidate pass's per-pool lookups, from what the catalog keeps anyway.
-
-    Pool positions are computed on first use (most recalls read a few entries
-    of the recency order and look up a handful of paths).
-    """
-
-    def __init__(
-        self, slots: list[int], recency: list[int], by_path: dict[str, tuple[int, ...]]
-    ) -> None:
-        self._slots = slots
-        self._recency = recency
-        self._by_path = by_path
-        self._positions: dict[int, int] | None = None
-
-    def _position(self) -> dict[int, int]:
-        if self._positions is None:
-            self._positions = dict(zip(self._slots, range(len(self._slots)), strict=True))
-        return self._positions
-
-    @property
-    def by_recency(self) -> Sequence[int]:
-        """Pool positions, mtime descending, recall order for ties."""
-        return _Mapped(self._recency, self._position())
-
-    def indices_of(self, path: str) -> Iterable[int]:
-        """Pool positions of the documents at ``path``."""
-        slots = self._by_path.get(path, ())
-        return [self._position()[slot] for slot in slots] if slots else ()
-
-
-class _Mapped(Sequence[int]):
-    """``[position[slot] for slot in slots]``, mapped as it is read."""
-
-    def __init__(self, slots: list[int], position: dict[int, int]) -> None:
-        self._slots = slots
-        self._position = position
-
-    def __len__(self) -> int:
-        return len(self._slots)
-
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[int]: ...
-    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
-        if isinstance(index, slice):
-            return [self._position[slot] for slot in self._slots[index]]
-        return self._position[self._slots[index]]
-
-    def __iter__(self) -> Iterator[int]:
-        return map(self._position.__getitem__, self._slots)
 
 
 def _ancestors(path: str) -> list[tuple[str, str]]:
@@ -446,6 +277,20 @@ class CatalogSource:
                 self._snapshot = self._publish()
             return self._snapshot
 
+    def preload(self) -> None:
+        """Load the cache file and validate it against the tree now (in a worker thread,
+        when the engine opens), so the first recall finds the catalog ready.
+
+        Paces itself like a scan worker. A failure is logged; the first recall
+        then tries again.
+        """
+        with pacing.worker():
+            try:
+                if not self._closed:
+                    self.snapshot()
+            except Exception:
+                log.exception("catalog: preloading failed; the first recall will retry")
+
     def save(self) -> bool:
         """Write the catalog file now (atomically); False when persistence is off or failed."""
         with self._lock:
@@ -501,10 +346,10 @@ class CatalogSource:
         self._wd_dirs: dict[int, set[str]] = {}
         self._wd_chain: dict[int, set[tuple[int, str]]] = {}
         self._entries: dict[tuple[int, str], CachedFile] = {}
-        self._order: list[_OrderKey] = []
-        self._order_add: set[_OrderKey] = set()
-        self._order_del: set[_OrderKey] = set()
-        self._recency: list[_OrderKey] = []  # fielded only: mtime first (see _recency_key)
+        self._order: list[OrderKey] = []
+        self._order_add: set[OrderKey] = set()
+        self._order_del: set[OrderKey] = set()
+        self._recency: list[OrderKey] = []  # fielded only: mtime first (see recency_key)
         self._docs: list[MemoryDocument | None] = []
         self._fields: list[FieldTexts | None] = []
         self._free: list[int] = []
@@ -529,7 +374,11 @@ class CatalogSource:
             log.info("catalog: removed %d temporary file(s) of interrupted writes", len(removed))
         roots = [(root.scope.value, root.path) for root in self._roots]
         result = load_catalog(
-            self._cache_path, roots, follow_links=self.tree.follow_links, scorer=self.scorer
+            self._cache_path,
+            roots,
+            follow_links=self.tree.follow_links,
+            scorer=self.scorer,
+            checkpoint=pacing.checkpoint,
         )
         if isinstance(result, LoadFailure):
             if result.reason != "missing":
@@ -586,6 +435,7 @@ class CatalogSource:
         if len(stored.postings) != (0 if fielded else 3):
             raise ValueError("the word index needs three columns (none for fielded)")
         capacity = max(slots, default=-1) + 1
+        analysed: list[tuple[int, DocumentFeatures]] = []
         self._docs = [None] * capacity
         self._fields = [None] * capacity
         for entry in stored.entries:
@@ -602,15 +452,16 @@ class CatalogSource:
                 continue
             self._docs[entry.slot] = document
             if entry.features is not None:
-                if entry.slot % 256 == 0:
-                    pacing.checkpoint()
-                self._pool.add(entry.slot, entry.features)
+                analysed.append((entry.slot, entry.features))
             self._fields[entry.slot] = entry.fields
             self._order.append(self._order_key(entry))
             self._map_slot(entry.slot, document, add=True)
+        for start in range(0, len(analysed), _ADOPT_CHUNK):
+            pacing.checkpoint()
+            self._pool.extend(analysed[start : start + _ADOPT_CHUNK])
         self._order.sort()
         if fielded:
-            self._recency = sorted(map(_recency_key, self._order))
+            self._recency = sorted(map(recency_key, self._order))
         self._free = [slot for slot in range(capacity) if self._docs[slot] is None]
         if not fielded:
             self._builder = IndexBuilder.from_postings([_postings(c) for c in stored.postings])
@@ -781,7 +632,9 @@ class CatalogSource:
                 topics.add(name)
         before = {item.name for item in listing.items if item.name in names}
         kept = [item for item in listing.items if item.name not in names]
-        kept.extend(_Item(TOPIC, name, os.path.join(directory, name)) for name in sorted(topics))
+        kept.extend(
+            ListedEntry(TOPIC, name, os.path.join(directory, name)) for name in sorted(topics)
+        )
         signature = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
         patched = _Listing(directory, tuple(kept), None, signature, now, False, listing.wd)
         self._listings[directory] = patched
@@ -1035,13 +888,13 @@ class CatalogSource:
                 info is not None
                 and (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
                 == cached.signature
-                and not _recent(cached.signature[2], cached.signature[3], cached.listed_ns)
+                and not recent(cached.signature[2], cached.signature[3], cached.listed_ns)
             ):
                 listing = cached
         if listing is None:
             self.stats.listings += 1
             pacing.checkpoint()  # once per directory listed: the loop may need the GIL
-            listing = _list_directory(
+            listing = list_directory(
                 directory, now, follow_links=self.tree.follow_links, roots=self._roots_now()
             )
         continuous = cached is not None and wd is not None and cached.wd == wd
@@ -1086,7 +939,7 @@ class CatalogSource:
     # -- entries --------------------------------------------------------------------------
 
     @staticmethod
-    def _order_key(entry: CachedFile) -> _OrderKey:
+    def _order_key(entry: CachedFile) -> OrderKey:
         document = entry.document
         assert document is not None
         return (
@@ -1099,6 +952,8 @@ class CatalogSource:
 
     def _validate(self, topic: TopicFile, entry: CachedFile) -> bool:
         self.stats.stats += 1
+        if self.stats.stats % 256 == 0:
+            pacing.checkpoint()
         try:
             info = os.stat(topic.path)
         except OSError:
@@ -1114,12 +969,12 @@ class CatalogSource:
         seen = self._clock()
         try:
             info = os.stat(topic.path)
-            signature: Signature | None = _signature(info)
+            signature: Signature | None = signature_of(info)
             nlink = info.st_nlink
         except OSError:
             signature, nlink = None, 1
         document, problems = read_topic_file(topic)
-        diagnostics = tuple(_stored_diagnostic(d) for d in problems)
+        diagnostics = tuple(stored_diagnostic(d) for d in problems)
         key = (topic.root_index, topic.path)
         if self._loaded_keys and old is not None:
             self._reread_keys.add(key)
@@ -1190,7 +1045,7 @@ class CatalogSource:
         self._index_slot(entry.slot, None, None)
         return -1
 
-    def _reorder(self, key: _OrderKey, *, add: bool) -> None:
+    def _reorder(self, key: OrderKey, *, add: bool) -> None:
         """Queue a change to the recall order; :meth:`_sorted_order` applies the batch."""
         if add:
             if key in self._order_del:
@@ -1202,13 +1057,13 @@ class CatalogSource:
         else:
             self._order_del.add(key)
 
-    def _sorted_order(self) -> list[_OrderKey]:
+    def _sorted_order(self) -> list[OrderKey]:
         """The recall order with queued changes applied (bulk changes re-sort once)."""
         gone, new = self._order_del, self._order_add
-        self._order = _apply(self._order, gone, new)
+        self._order = apply(self._order, gone, new)
         if self.scorer == "fielded":
-            recency = _recency_key
-            self._recency = _apply(self._recency, set(map(recency, gone)), set(map(recency, new)))
+            recency = recency_key
+            self._recency = apply(self._recency, set(map(recency, gone)), set(map(recency, new)))
         self._order_add, self._order_del = set(), set()
         return self._order
 
@@ -1266,7 +1121,7 @@ class CatalogSource:
 
     def _publish(self) -> Snapshot:
         self._flush_index()
-        slots = list(map(_SLOT, self._sorted_order()))
+        slots = list(map(SLOT, self._sorted_order()))
         documents = cast("tuple[MemoryDocument, ...]", tuple(map(self._docs.__getitem__, slots)))
         diagnostics: list[Diagnostic] = []
         for state in self._state:
@@ -1280,8 +1135,8 @@ class CatalogSource:
         self._maps_shared = True
         if self.scorer == "fielded":
             view = self._pool.view(slots, checkpoint=pacing.checkpoint)
-            recency = list(map(_SLOT, self._recency))
-            lookups = _Lookups(slots, recency, self._by_path)
+            recency = list(map(SLOT, self._recency))
+            lookups = Lookups(slots, recency, self._by_path)
             return Snapshot(documents, view, tuple(diagnostics), order=lookups)
         index = CatalogIndex(
             documents,

@@ -1,54 +1,46 @@
 """The catalog file: a msgspec (MessagePack) image of a catalog, checked before it is used.
 
-Layout: a magic line, then a fixed header (format version, payload length, the
-CRC-32 of the payload), then the payload. :func:`load_catalog` returns
-a :class:`LoadFailure` instead of data for a missing, foreign, truncated,
+The file is framed, written and read by :mod:`memrecall.sources.cachefile`
+(magic line, format version, payload length, CRC-32; atomic writes; stale
+temporaries removed; never a non-regular file). :func:`load_catalog` returns a
+:class:`LoadFailure` instead of data for a missing, foreign, truncated,
 corrupt or mismatched file (the caller reports it and rebuilds from the tree);
 it never returns data it could not verify. A file that loads is still only a
 hint: the catalog re-validates every entry against the tree before use.
 
 The payload also carries a fingerprint of the code that produced it (the
-package version and the source of every module that parses, normalises or
-indexes), so a cache written by another version of the parser is rejected
-rather than trusted. Files are written to a temporary name beside the target
-and renamed into place, so a crash never leaves a half-written cache behind;
-a temporary left by a killed process is removed by the next start
-(:func:`remove_stale_temporaries`, once it is :data:`STALE_TEMPORARY_S` old, so
-a concurrent writer's file is left alone).
-
-A cache path that holds anything but a regular file (a FIFO, a device, a
-directory) is never opened for reading and never replaced
-(:func:`read_cache_file`, :class:`NotARegularFile`): the caller reports it and
-runs without the cache. Reading opens non-blocking, so even a FIFO that
-appears between the check and the open cannot hang the engine.
+package version and the source of every module that parses, normalises,
+analyses or indexes), so a cache written by another version of the parser or
+scorer is rejected rather than trusted. A ``fielded`` catalog keeps each
+document's analysis (:class:`~memrecall.engine.scoring.fielded.DocumentFeatures`)
+in its entry, so one file holds everything a new process needs.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
-import errno
 import functools
 import hashlib
 import os
-import stat
-import struct
-import sys
-import tempfile
-import time
-import zlib
-from array import array
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 from typing import Final
 
 import attrs
 import msgspec
 
-import memrecall
 from memrecall.engine.scoring.catalog_index import FieldTexts
 from memrecall.engine.scoring.fielded import DocumentFeatures
 from memrecall.events.documents import MemoryDocument
+from memrecall.sources import cachefile
+from memrecall.sources.cachefile import (
+    PRUNE_AFTER_S,
+    STALE_TEMPORARY_S,
+    NotARegularFile,
+    check_cache_target,
+    prune_cache_dir,
+    read_cache_file,
+    remove_stale_temporaries,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -77,17 +69,7 @@ __all__ = [
 
 MAGIC: Final = b"memrecall-catalog\n"
 FORMAT_VERSION: Final = 4
-_HEADER = struct.Struct("<IQI")
 
-_FINGERPRINTED = (
-    "frontmatter.py",
-    "scanner.py",
-    "scorer.py",
-    "text.py",
-    "catalog.py",
-    "catalog_index.py",
-    "catalog_store.py",
-)
 
 StoredDiagnostic = tuple[str, str, str, bool]
 """``(path, kind, detail, skipped)``."""
@@ -177,19 +159,29 @@ class LoadFailure:
     detail: str = ""
 
 
+FINGERPRINTED: Final = tuple(
+    f"memrecall.{name}"
+    for name in (
+        "sources.frontmatter",
+        "sources.scanner",
+        "engine.scoring.text",
+        "engine.scoring.tokens",
+        "engine.scoring.analysis",
+        "engine.scoring.reference",
+        "engine.scoring.fielded",
+        "engine.scoring.catalog_index",
+        "sources.catalog.listing",
+        "sources.catalog.source",
+        "sources.catalog.store",
+    )
+)
+"""The modules whose source a catalog file depends on (parsing, normalising, analysis, indexing)."""
+
+
 @functools.cache
 def code_fingerprint() -> str:
-    """A digest of the package version and of the source of every module the cache depends on."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(memrecall.__version__.encode())
-    digest.update(f"{sys.byteorder} {array('I').itemsize}".encode())
-    here = Path(__file__).parent
-    for name in _FINGERPRINTED:
-        try:
-            digest.update((here / name).read_bytes())
-        except OSError:
-            digest.update(b"?" + name.encode())
-    return digest.hexdigest()
+    """A digest of the package version and of the source of :data:`FINGERPRINTED`."""
+    return cachefile.code_fingerprint(FINGERPRINTED)
 
 
 def default_cache_dir() -> str:
@@ -207,134 +199,36 @@ def default_cache_path(roots: list[tuple[str, str]]) -> str:
     return os.path.join(default_cache_dir(), f"catalog-{key}.bin")
 
 
-PRUNE_AFTER_S: Final = 30 * 24 * 3600
-"""Default-directory catalog files untouched this long belong to trees that are gone or idle."""
+class _LazyCatalog(msgspec.Struct):
+    """:class:`StoredCatalog` with its entries left encoded, to be decoded in chunks."""
 
-STALE_TEMPORARY_S: Final = 3600
-"""A temporary cache file untouched this long was left by a killed writer (a write takes
-seconds); younger ones may belong to another process writing right now."""
-
-_TEMPORARY_PREFIXES = (".catalog-", ".features-")
-
-
-def _is_temporary(name: str) -> bool:
-    # ``.catalog-*.tmp`` and ``.features-*.tmp``, and ``.features-XXXXXXXX`` from older versions.
-    return name.startswith(_TEMPORARY_PREFIXES) and (
-        name.endswith(".tmp") or (name.startswith(".features-") and len(name) == 18)
-    )
+    roots: list[tuple[str, str]]
+    entries: list[msgspec.Raw]
+    listings: list[StoredListing]
+    postings: list[StoredPostings]
+    fingerprint: str = ""
+    follow_links: bool = False
+    scorer: str = "reference"
 
 
-def _remove_old(
-    directory: str, rules: Sequence[tuple[Callable[[str], bool], float]], now: float
-) -> list[str]:
-    removed: list[str] = []
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return removed
-    for name in names:
-        limit = next((limit for matches, limit in rules if matches(name)), None)
-        if limit is None:
-            continue
-        path = os.path.join(directory, name)
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > limit:
-                os.unlink(path)
-                removed.append(path)
-    return removed
-
-
-def remove_stale_temporaries(directory: str, *, now: float | None = None) -> list[str]:
-    """Remove temporaries of interrupted cache writes older than :data:`STALE_TEMPORARY_S`
-    from ``directory``; returns their paths. Only our own name patterns, only regular files."""
-    now = time.time() if now is None else now
-    return _remove_old(directory, [(_is_temporary, STALE_TEMPORARY_S)], now)
-
-
-def _is_cache_file(name: str) -> bool:
-    return name.startswith("catalog-") and name.endswith((".bin", ".bin.features"))
-
-
-def prune_cache_dir(directory: str, *, now: float | None = None) -> list[str]:
-    """Remove stale catalog and feature files, and stale temporaries, from ``directory``;
-    returns them."""
-    now = time.time() if now is None else now
-    rules = [(_is_cache_file, float(PRUNE_AFTER_S)), (_is_temporary, float(STALE_TEMPORARY_S))]
-    return _remove_old(directory, rules, now)
-
-
-class NotARegularFile(OSError):
-    """The cache path holds something other than a regular file (a FIFO, device, directory)."""
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
-def check_cache_target(path: str) -> None:
-    """Raise :class:`NotARegularFile` if ``path`` exists and is not a regular file
-    (a symlink to one is fine). Never opens it, so it never blocks."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        if exc.errno in (errno.ENOTDIR, errno.ENOENT):
-            return
-        raise
-    if not stat.S_ISREG(mode):
-        raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
-
-
-def read_cache_file(path: str) -> bytes:
-    """The bytes of the regular file at ``path``; never blocks on a FIFO or device.
-
-    Raises :class:`NotARegularFile` for anything else, ``FileNotFoundError`` when absent.
-    """
-    check_cache_target(path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # swapped in after the check
-            raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
-
+DECODE_CHUNK: Final = 256
+"""Entries decoded between two pacing checkpoints when a catalog file is loaded."""
 
 _encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(StoredCatalog)
+_decoder = msgspec.msgpack.Decoder(_LazyCatalog)
+_entry_decoder = msgspec.msgpack.Decoder(CachedFile)
+
+
+def _no_pause() -> None:
+    """The default checkpoint of :func:`load_catalog`: returns at once."""
 
 
 def save_catalog(path: str, catalog: StoredCatalog) -> None:
     """Write ``catalog`` to ``path`` atomically (temporary file + rename)."""
     catalog = msgspec.structs.replace(catalog, fingerprint=code_fingerprint())
-    payload = _encoder.encode(catalog)
-    digest = zlib.crc32(payload)
+    parts = cachefile.frame(MAGIC, FORMAT_VERSION, _encoder.encode(catalog))
+    cachefile.atomic_write(path, parts, prefix=".catalog-")
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    check_cache_target(path)
-    handle, temporary = tempfile.mkstemp(prefix=".catalog-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(MAGIC)
-            out.write(_HEADER.pack(FORMAT_VERSION, len(payload), digest))
-            out.write(payload)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
     if os.path.abspath(directory) == os.path.abspath(default_cache_dir()):
         prune_cache_dir(directory)
 
@@ -345,8 +239,14 @@ def load_catalog(
     *,
     follow_links: bool = False,
     scorer: str = "reference",
+    checkpoint: Callable[[], None] = _no_pause,
 ) -> StoredCatalog | LoadFailure:
-    """Read and verify a catalog file written for ``roots``; see :class:`LoadFailure`."""
+    """Read and verify a catalog file written for ``roots``; see :class:`LoadFailure`.
+
+    The entries are decoded :data:`DECODE_CHUNK` at a time with a call to
+    ``checkpoint`` between chunks (a worker passes its pacer's), so loading a
+    large file never holds the interpreter for long at a stretch.
+    """
     try:
         data = read_cache_file(path)
     except FileNotFoundError:
@@ -355,29 +255,39 @@ def load_catalog(
         return LoadFailure("not a regular file", exc.strerror or "")
     except OSError as exc:
         return LoadFailure("unreadable", exc.strerror or type(exc).__name__)
-    if not data.startswith(MAGIC):
-        return LoadFailure("not a catalog file", "bad magic bytes")
-    start = len(MAGIC) + _HEADER.size
-    if len(data) < start:
-        return LoadFailure("truncated", f"{len(data)} bytes, shorter than the header")
-    version, length, digest = _HEADER.unpack_from(data, len(MAGIC))
-    if version != FORMAT_VERSION:
-        return LoadFailure("foreign version", f"format {version}, expected {FORMAT_VERSION}")
-    payload = data[start:]
-    if len(payload) != length:
-        return LoadFailure("truncated", f"payload is {len(payload)} bytes, header says {length}")
-    if zlib.crc32(payload) != digest:
-        return LoadFailure("corrupt", "checksum mismatch")
+    framed = cachefile.unframe(data, MAGIC, FORMAT_VERSION)
+    if isinstance(framed, cachefile.Unframed):
+        reason = "not a catalog file" if framed.reason == "not a cache file" else framed.reason
+        return LoadFailure(reason, framed.detail)
+    payload = framed.payload
+    checkpoint()
     try:
-        catalog = _decoder.decode(payload)
+        lazy = _decoder.decode(payload)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return LoadFailure("corrupt", str(exc))
-    if catalog.fingerprint != code_fingerprint():
+    if lazy.fingerprint != code_fingerprint():
         return LoadFailure("other code", "written by another version of memrecall")
-    if [tuple(r) for r in catalog.roots] != [tuple(r) for r in roots]:
+    if [tuple(r) for r in lazy.roots] != [tuple(r) for r in roots]:
         return LoadFailure("other tree", "written for other memory roots")
-    if catalog.follow_links != follow_links:
+    if lazy.follow_links != follow_links:
         return LoadFailure("other tree", "written with another symlink policy")
-    if catalog.scorer != scorer:
-        return LoadFailure("other scorer", f"written for the {catalog.scorer} scorer")
-    return catalog
+    if lazy.scorer != scorer:
+        return LoadFailure("other scorer", f"written for the {lazy.scorer} scorer")
+    entries: list[CachedFile] = []
+    decode = _entry_decoder.decode
+    try:
+        for start in range(0, len(lazy.entries), DECODE_CHUNK):
+            checkpoint()
+            entries.extend(map(decode, lazy.entries[start : start + DECODE_CHUNK]))
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return LoadFailure("corrupt", str(exc))
+    checkpoint()
+    return StoredCatalog(
+        roots=lazy.roots,
+        entries=entries,
+        listings=lazy.listings,
+        postings=lazy.postings,
+        fingerprint=lazy.fingerprint,
+        follow_links=lazy.follow_links,
+        scorer=lazy.scorer,
+    )

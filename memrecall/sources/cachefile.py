@@ -1,0 +1,245 @@
+"""Cache files: the one way memrecall reads and writes anything it persists.
+
+Every cache file is framed the same way: a magic line naming its kind, a fixed
+header (format version, payload length, CRC-32 of the payload), then the
+payload. :func:`unframe` checks all four and says what is wrong instead of
+returning data it could not verify. :func:`code_fingerprint` digests the
+package version and the source of the modules a payload depends on, so a
+payload written by other code is recognised and rebuilt, never trusted.
+
+Writing (:func:`atomic_write`) goes to a temporary name beside the target
+(mode 0600) and renames it into place; a failed write removes its temporary.
+One left by a killed process is removed by the next start
+(:func:`remove_stale_temporaries`, once it is :data:`STALE_TEMPORARY_S` old, so
+a concurrent writer's file is left alone). A path holding anything but a
+regular file (a FIFO, a device, a directory) is never opened for reading and
+never replaced (:func:`check_cache_target`, :func:`read_cache_file`,
+:class:`NotARegularFile`); reading opens non-blocking, so even a FIFO that
+appears between the check and the open cannot hang the engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import importlib.util
+import os
+import stat
+import struct
+import sys
+import tempfile
+import time
+import zlib
+from array import array
+from collections.abc import Callable, Sequence
+from typing import Final
+
+import attrs
+
+import memrecall
+
+__all__ = [
+    "PRUNE_AFTER_S",
+    "STALE_TEMPORARY_S",
+    "Framed",
+    "NotARegularFile",
+    "Unframed",
+    "atomic_write",
+    "check_cache_target",
+    "code_fingerprint",
+    "frame",
+    "prune_cache_dir",
+    "read_cache_file",
+    "remove_stale_temporaries",
+    "unframe",
+]
+
+HEADER: Final = struct.Struct("<IQI")
+"""Format version, payload length, CRC-32 of the payload."""
+
+PRUNE_AFTER_S: Final = 30 * 24 * 3600
+"""Default-directory cache files untouched this long belong to trees that are gone or idle."""
+
+STALE_TEMPORARY_S: Final = 3600
+"""A temporary cache file untouched this long was left by a killed writer (a write takes
+seconds); younger ones may belong to another process writing right now."""
+
+TEMPORARY_PREFIXES: Final = (".catalog-", ".features-")
+
+
+def code_fingerprint(modules: Sequence[str]) -> str:
+    """A digest of the package version, this machine's byte order, and the source of
+    ``modules`` (dotted names; found, not imported)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(memrecall.__version__.encode())
+    digest.update(f"{sys.byteorder} {array('I').itemsize}".encode())
+    for name in modules:
+        digest.update(_source_of(name) or b"?" + name.encode())
+    return digest.hexdigest()
+
+
+def _source_of(name: str) -> bytes | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        with open(spec.origin, "rb") as source:
+            return source.read()
+    except OSError:
+        return None
+
+
+def frame(magic: bytes, version: int, payload: bytes) -> list[bytes]:
+    """The parts of a cache file holding ``payload`` (write them in order)."""
+    return [magic, HEADER.pack(version, len(payload), zlib.crc32(payload)), payload]
+
+
+@attrs.frozen
+class Framed:
+    """A verified payload (a view into the file's bytes)."""
+
+    payload: memoryview
+
+
+@attrs.frozen
+class Unframed:
+    """Why a file's frame did not verify: ``not a cache file``, ``foreign version``,
+    ``truncated`` or ``corrupt`` (the reason), with a detail."""
+
+    reason: str
+    detail: str
+
+
+def unframe(data: bytes, magic: bytes, version: int) -> Framed | Unframed:
+    """Check the magic line, version, length and checksum of a cache file's bytes."""
+    if not data.startswith(magic):
+        return Unframed("not a cache file", "bad magic bytes")
+    start = len(magic) + HEADER.size
+    if len(data) < start:
+        return Unframed("truncated", f"{len(data)} bytes, shorter than the header")
+    found, length, digest = HEADER.unpack_from(data, len(magic))
+    if found != version:
+        return Unframed("foreign version", f"format {found}, expected {version}")
+    payload = memoryview(data)[start:]
+    if len(payload) != length:
+        return Unframed("truncated", f"payload is {len(payload)} bytes, header says {length}")
+    if zlib.crc32(payload) != digest:
+        return Unframed("corrupt", "checksum mismatch")
+    return Framed(payload)
+
+
+class NotARegularFile(OSError):
+    """The cache path holds something other than a regular file (a FIFO, device, directory)."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_cache_target(path: str) -> None:
+    """Raise :class:`NotARegularFile` if ``path`` exists and is not a regular file
+    (a symlink to one is fine). Never opens it, so it never blocks."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno in (errno.ENOTDIR, errno.ENOENT):
+            return
+        raise
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
+
+
+def read_cache_file(path: str) -> bytes:
+    """The bytes of the regular file at ``path``; never blocks on a FIFO or device.
+
+    Raises :class:`NotARegularFile` for anything else, ``FileNotFoundError`` when absent.
+    """
+    check_cache_target(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # swapped in after the check
+            raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, parts: Sequence[bytes | memoryview], *, prefix: str) -> None:
+    """Write ``parts`` to ``path`` through a temporary file (``prefix``...``.tmp``, mode 0600)
+    renamed into place. Refuses a path holding a non-regular file; a failed write
+    removes its temporary and raises."""
+    if not prefix.startswith(TEMPORARY_PREFIXES):
+        raise ValueError(f"temporary prefix {prefix!r} is not one the cleanup knows")
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    check_cache_target(path)
+    handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for part in parts:
+                out.write(part)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _is_temporary(name: str) -> bool:
+    # ``.catalog-*.tmp`` and ``.features-*.tmp``, and ``.features-XXXXXXXX`` from older versions.
+    return name.startswith(TEMPORARY_PREFIXES) and (
+        name.endswith(".tmp") or (name.startswith(".features-") and len(name) == 18)
+    )
+
+
+def _is_cache_file(name: str) -> bool:
+    return name.startswith("catalog-") and name.endswith((".bin", ".bin.features"))
+
+
+def _remove_old(
+    directory: str, rules: Sequence[tuple[Callable[[str], bool], float]], now: float
+) -> list[str]:
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        limit = next((limit for matches, limit in rules if matches(name)), None)
+        if limit is None:
+            continue
+        path = os.path.join(directory, name)
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > limit:
+                os.unlink(path)
+                removed.append(path)
+    return removed
+
+
+def remove_stale_temporaries(directory: str, *, now: float | None = None) -> list[str]:
+    """Remove temporaries of interrupted cache writes older than :data:`STALE_TEMPORARY_S`
+    from ``directory``; returns their paths. Only our own name patterns, only regular files."""
+    now = time.time() if now is None else now
+    return _remove_old(directory, [(_is_temporary, STALE_TEMPORARY_S)], now)
+
+
+def prune_cache_dir(directory: str, *, now: float | None = None) -> list[str]:
+    """Remove stale catalog (and older feature) files, and stale temporaries, from
+    ``directory``; returns them."""
+    now = time.time() if now is None else now
+    rules = [(_is_cache_file, float(PRUNE_AFTER_S)), (_is_temporary, float(STALE_TEMPORARY_S))]
+    return _remove_old(directory, rules, now)
