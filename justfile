@@ -35,3 +35,9 @@ eval:
 # what CI runs
 ci:
     bash .ci/run
+
+# mutation testing of the plan machine (mutmut, in a copy of the tree; minutes, not part of CI),
+# then the hand-planted mutants of docs/testing.md
+mutate:
+    uv run python scripts/mutate.py
+    uv run python scripts/mutants.py

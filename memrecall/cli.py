@@ -31,10 +31,19 @@ EXAMPLE_TREE = Path(__file__).resolve().parent / "examples" / "memory"
 
 
 def _uses_example_tree(args: argparse.Namespace) -> bool:
-    return args.project is None and args.user is None
+    return args.project is None and args.user is None and args.discover is None
 
 
 def _tree_from(args: argparse.Namespace) -> MemoryTree:
+    if args.discover is not None:
+        if args.project is not None or args.user is not None:
+            print(
+                f"memrecall {args.command}: error: --discover finds both roots; "
+                "do not combine it with --project or --user",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
+        return MemoryTree.discover(args.discover)
     if _uses_example_tree(args):
         return MemoryTree.of(project=str(EXAMPLE_TREE / "project"), user=str(EXAMPLE_TREE / "user"))
     return MemoryTree.of(project=args.project, user=args.user)
@@ -168,8 +177,8 @@ def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
     cal.add_argument(
         "--target",
         type=fraction,
-        default=0.95,
-        help="fast-path precision the strong thresholds must reach, in (0, 1] (default: 0.95)",
+        default=0.96,
+        help="fast-path precision the strong thresholds must reach, in (0, 1] (default: 0.96)",
     )
     cal.set_defaults(func=_cmd_calibrate)
 
@@ -315,6 +324,12 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _add_tree_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", metavar="DIR", type=nonempty_path, help="project memory root")
     parser.add_argument("--user", metavar="DIR", type=nonempty_path, help="user memory root")
+    parser.add_argument(
+        "--discover",
+        metavar="PATH",
+        type=nonempty_path,
+        help="use Qwen Code's project and user memory roots for the project at PATH",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

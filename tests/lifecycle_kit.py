@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
-from memrecall.actors import Engine, SimulatedSelector, open_engine
-from memrecall.actors.selector import SelectorRequest
+from memrecall.actors import Engine, SimulatedSelector
+from memrecall.actors.selector import Selector, SelectorRequest
 from memrecall.events import (
     DeliveryPoint,
     DeliveryRecord,
@@ -21,6 +21,7 @@ from memrecall.events import (
 )
 from memrecall.sources.source import StaticSource
 from memrecall.telemetry.sinks import MemorySink
+from memrecall.testing import open_test_engine
 from tests.factories import memory
 
 WALL = 1_780_000_000.0  # a fixed wall time: rendered ages never depend on the test machine
@@ -98,7 +99,7 @@ class Harness:
 
     engine: Engine
     sink: MemorySink
-    selector: SimulatedSelector | None
+    selector: Selector | None
 
     @property
     def records(self) -> list[TelemetryRecord]:
@@ -110,7 +111,7 @@ class Harness:
 async def harness(
     pool: Sequence[MemoryDocument] = POOL,
     *,
-    selector: SimulatedSelector | None = None,
+    selector: Selector | None = None,
     model: bool = True,
     scan_delay: float = 0.0,
 ) -> AsyncIterator[Harness]:
@@ -118,7 +119,7 @@ async def harness(
     if model and selector is None:
         selector = SimulatedSelector(latency=1.0)
     sink = MemorySink()
-    async with open_engine(
+    async with open_test_engine(
         StaticSource(tuple(pool), scorer="reference"),
         selector=selector if model else None,
         sinks=[sink],

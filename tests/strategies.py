@@ -8,7 +8,6 @@ from memrecall.events import (
     Abort,
     ArmInitialDeadline,
     CallSelector,
-    CancelWork,
     Deliver,
     DeliveryPoint,
     DeliveryRecord,
@@ -110,6 +109,5 @@ effects = st.one_of(
         paths=st.lists(text).map(tuple),
     ),
     st.builds(ReleaseInitialWait),
-    st.builds(CancelWork),
     st.builds(EmitTelemetry, record=telemetry_records),
 )

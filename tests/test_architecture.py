@@ -90,9 +90,33 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "memrecall.governance",
         "memrecall.store",
     ),
+    # the asyncio host (trio guest mode) and the test-hooks factory: beside the actors
+    "memrecall.aio": (
+        "memrecall.events",
+        "memrecall.engine",
+        "memrecall.sources",
+        "memrecall.telemetry",
+        "memrecall.actors",
+        "memrecall.selectors",
+        "memrecall.aio",
+    ),
+    "memrecall.testing": (
+        "memrecall.engine",
+        "memrecall.sources",
+        "memrecall.telemetry",
+        "memrecall.actors",
+        "memrecall.aio",
+        "memrecall.testing",
+    ),
     "memrecall.mcp": (*_BELOW_TOOLING, "memrecall.mcp"),  # the MCP server: a face
-    "memrecall.tooling": (*_BELOW_TOOLING, "memrecall.tooling"),
-    "memrecall.simulation": (*_BELOW_TOOLING, "memrecall.tooling", "memrecall.simulation"),
+    "memrecall.http": (*_BELOW_TOOLING, "memrecall.http"),  # the management API: a face
+    "memrecall.tooling": (*_BELOW_TOOLING, "memrecall.http", "memrecall.tooling"),
+    "memrecall.simulation": (
+        *_BELOW_TOOLING,
+        "memrecall.testing",
+        "memrecall.tooling",
+        "memrecall.simulation",
+    ),
     "memrecall.argtypes": (),
     "memrecall.progress": (),
     **dict.fromkeys(FACES, (ROOT + ".",)),  # a face may import anything of memrecall

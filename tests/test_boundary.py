@@ -27,6 +27,7 @@ from memrecall.events import DeliveryRecord, Effect, Scope, UserQuery
 from memrecall.simulation.throughput import open_close_growth
 from memrecall.sources.scanner import DiagnosticKind, MemoryTree, Root
 from memrecall.sources.source import StaticSource
+from memrecall.testing import open_test_engine
 
 from .lifecycle_kit import POOL, WALL, harness, terminals
 
@@ -125,8 +126,18 @@ async def test_open_engine_checks_its_arguments(
     given.update(arguments)
     memory = given.pop("memory")
     with pytest.raises(error, match=name):
-        async with open_engine(memory, **given):
+        async with open_test_engine(memory, **given):
             pass  # pragma: no cover - must not be reached
+
+
+@pytest.mark.parametrize(
+    ("hook", "value"),
+    [("wall_clock", lambda: WALL), ("scan_in_thread", False), ("scan_delay", 0.0)],
+)
+def test_test_hooks_are_not_part_of_the_public_open_engine(hook: str, value: Any) -> None:
+    # They live in memrecall.testing.open_test_engine; the runtime API does not take them.
+    with pytest.raises(TypeError, match=hook):
+        open_engine(StaticSource(POOL), **{hook: value})
 
 
 def test_an_empty_root_is_refused() -> None:
@@ -193,7 +204,7 @@ async def test_a_failing_session_actor_closes_that_session_only(
     autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="memrecall.session")
-    async with open_engine(
+    async with open_test_engine(
         StaticSource(POOL, scorer="reference"),
         observer=_FailFor("doomed"),
         wall_clock=lambda: WALL,

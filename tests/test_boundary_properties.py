@@ -29,12 +29,12 @@ from memrecall.actors import (
     SessionClosedError,
     SessionMisuseError,
     SimulatedSelector,
-    open_engine,
 )
 from memrecall.engine.plan import PlanOptions
 from memrecall.events import DeliveryRecord, Effect, EmitTelemetry, PlanEvent, UserQuery
 from memrecall.sources.source import StaticSource
 from memrecall.telemetry.sinks import MemorySink
+from memrecall.testing import open_test_engine
 
 from .lifecycle_kit import POOL, WALL
 
@@ -123,7 +123,7 @@ def run_script(
     results: list[object] = []
 
     async def main() -> None:
-        async with open_engine(
+        async with open_test_engine(
             StaticSource(POOL, scorer="reference"),
             selector=SimulatedSelector(latency=latency),
             sinks=[sink],

@@ -36,6 +36,7 @@ from memrecall.sources.catalog import watch as catalog_watch
 from memrecall.sources.catalog.source import CatalogSource
 from memrecall.sources.scanner import MemoryTree, scan_tree
 from memrecall.sources.source import RankedSource, ScorerName, Snapshot, TreeSource, prepare_recall
+from memrecall.testing import open_test_engine
 
 HAS_INOTIFY = catalog_watch.open_watcher() is not None
 MODES = [
@@ -414,7 +415,7 @@ async def test_open_engine_uses_the_catalog_by_default_and_persists_it(
     selector = SimulatedSelector(latency=0.0, choose=lambda request: [])
     # The scan runs inline (not in a worker thread) so the fast result is consumed before
     # the 100 ms deadline however slow the machine is: this test is about the catalog.
-    async with open_engine(
+    async with open_test_engine(
         tree, selector=selector, catalog_cache=cache, scan_in_thread=False
     ) as engine:
         source = engine.settings.source

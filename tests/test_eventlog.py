@@ -9,19 +9,20 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from memrecall.actors import SimulatedSelector, open_engine
+from memrecall.actors import SimulatedSelector
 from memrecall.cli import main
 from memrecall.events import LogDecodeError
 from memrecall.simulation.eventlog import EventLog, PlanStep, eventlog_codec, replay
 from memrecall.simulation.safety import check_log
 from memrecall.sources.source import StaticSource
+from memrecall.testing import open_test_engine
 
 from .lifecycle_kit import DEPLOY_C, POOL, WALL, choose
 
 
 async def _scenario(log: EventLog) -> None:
     selector = SimulatedSelector(latency=0.6, choose=choose(DEPLOY_C, POOL[0]))
-    async with open_engine(
+    async with open_test_engine(
         StaticSource(POOL, scorer="reference"),
         selector=selector,
         observer=log,

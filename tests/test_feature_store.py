@@ -10,13 +10,14 @@ import msgspec
 import pytest
 import trio
 
-from memrecall.actors import SimulatedSelector, open_engine
+from memrecall.actors import SimulatedSelector
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
 from memrecall.events import MemoryDocument
 from memrecall.sources import feature_store
 from memrecall.sources.feature_store import FeatureStore, feature_key
 from memrecall.sources.scanner import MemoryTree
 from memrecall.sources.source import FieldedRanking
+from memrecall.testing import open_test_engine
 from memrecall.tooling.evaluation import load_corpus
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
@@ -140,7 +141,7 @@ async def test_an_engine_reuses_the_features_of_the_previous_one(
     tree = MemoryTree.of(project=str(project))
     cache = tmp_path / "cache" / "catalog.bin"
     selector = SimulatedSelector(latency=0.0, choose=lambda request: [])
-    async with open_engine(
+    async with open_test_engine(
         tree, selector=selector, catalog_cache=cache, scan_in_thread=False
     ) as engine:
         await (await engine.open_session()).user_query("deploy note")
@@ -148,7 +149,7 @@ async def test_an_engine_reuses_the_features_of_the_previous_one(
     assert await trio.Path(str(cache)).exists()
     assert not await trio.Path(str(cache) + ".features").exists()
     calls = count_analyses(monkeypatch)
-    async with open_engine(
+    async with open_test_engine(
         tree, selector=selector, catalog_cache=cache, scan_in_thread=False
     ) as engine:
         block = await (await engine.open_session()).user_query("deploy note")

@@ -11,6 +11,7 @@ it did when it was published (copy on write), however the pool moved on.
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -36,16 +37,19 @@ TEXT = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
 
 @st.composite
 def features(draw: st.DrawFn) -> DocumentFeatures:
-    """A document's features; few titles, so versions of one memory happen."""
+    """A document's features; few titles, paths and ``supersedes`` links, so links that
+    name one document, several, none, or each other all happen; mtimes far enough apart
+    for same-subject pairs."""
     title = draw(st.sampled_from(["", "deploy", "release notes", "team"]))
     document = memory(
         title,
         draw(st.sampled_from(["", "d", "staging"])),
         draw(TEXT),
-        name="x",
-        mtime=float(draw(st.integers(0, 3))),
+        name=draw(st.sampled_from(["x", "y", "notes/z"])),
+        mtime=float(draw(st.integers(0, 3))) * 30 * 86_400.0,
     )
-    return DocumentFeatures.of(document)
+    link = draw(st.sampled_from(["", "x", "y.md", "./notes/z", "deploy", "team", "gone"]))
+    return DocumentFeatures.of(msgspec.structs.replace(document, supersedes=link))
 
 
 def counted(documents: list[DocumentFeatures]) -> tuple[dict[str, int], tuple[float, ...]]:

@@ -18,13 +18,14 @@ import attrs
 import pytest
 import trio
 
-from memrecall.actors import MemoryBlock, open_engine
+from memrecall.actors import MemoryBlock
 from memrecall.events import Scope
 from memrecall.sources.catalog import store as catalog_store
 from memrecall.sources.catalog.source import CatalogSource
 from memrecall.sources.catalog.store import STALE_TEMPORARY_S, prune_cache_dir
 from memrecall.sources.feature_store import FeatureStore
 from memrecall.sources.scanner import DiagnosticKind, MemoryTree, scan_tree
+from memrecall.testing import open_test_engine
 
 from .test_catalog import HAS_INOTIFY, MODES, assert_fresh, note, write
 
@@ -136,7 +137,7 @@ async def test_equal_roots_deliver_a_memory_once_through_the_engine(tmp_path: Pa
     write(root / "deploy-2.md", note("Deploy checklist", body="deploy steps"), 200)
     tree = MemoryTree.of(project=str(root), user=str(root))
     for catalog in (True, False):
-        async with open_engine(
+        async with open_test_engine(
             tree, catalog=catalog, catalog_cache=None, scan_in_thread=False, scorer="reference"
         ) as engine:
             session = await engine.open_session()
@@ -261,7 +262,7 @@ def _run_engine(tree: MemoryTree, cache: Path, unblock: Path) -> tuple[MemoryBlo
     answers: list[tuple[MemoryBlock | None, object]] = []
 
     async def recall() -> None:
-        async with open_engine(tree, catalog_cache=cache, scan_in_thread=False) as engine:
+        async with open_test_engine(tree, catalog_cache=cache, scan_in_thread=False) as engine:
             session = await engine.open_session()
             answers.append((await session.user_query("how do I deploy"), engine.settings.source))
             await session.close()

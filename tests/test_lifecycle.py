@@ -6,11 +6,16 @@ translated to memrecall's API, with exact virtual times.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import attrs
 import pytest
 import trio
+import trio.testing
 from trio.testing import MockClock
 
 from memrecall.actors import SessionMisuseError, SimulatedSelector
+from memrecall.actors.selector import SelectorRequest
 from memrecall.actors.session import SessionClosedError
 from memrecall.events import Phase
 
@@ -163,16 +168,11 @@ async def test_no_fast_result_when_the_turn_is_cancelled_inside_the_window(
 async def test_a_fast_result_never_crosses_a_query_boundary(autojump_clock: MockClock) -> None:
     async with harness(selector=SimulatedSelector(latency=5.0), scan_delay=0.080) as h:
         session = await h.engine.open_session()
-        first: list[object] = []
-
-        async def turn() -> None:
-            first.append(await session.user_query("deploy"))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(turn)
-            await trio.sleep(0.040)
-            second = await session.user_query("rota")
-        assert first == [None]
+        # The first caller stops waiting at 40 ms (its plan goes on scanning); the next
+        # turn starts while that scan still runs.
+        with trio.move_on_after(0.040):
+            await session.user_query("deploy")
+        second = await session.user_query("rota")
         assert second is not None
         assert second.paths == (ROTA.path,)
     assert deliveries(h.records)[0] == ("refined", "discarded", "new_query", "none", 0)
@@ -388,8 +388,8 @@ async def test_sessions_do_not_share_surfaced_documents(autojump_clock: MockCloc
 
 async def test_the_scan_runs_in_a_worker_thread_by_default() -> None:
     # Without the mock-clock opt-out, the deterministic pass runs off the event loop.
-    from memrecall.actors import open_engine
     from memrecall.sources.source import StaticSource
+    from memrecall.testing import open_test_engine
 
     from .lifecycle_kit import POOL, WALL
 
@@ -403,7 +403,7 @@ async def test_the_scan_runs_in_a_worker_thread_by_default() -> None:
                 seen.append(True)  # no trio task here: we are in a worker thread
             return super().snapshot()
 
-    async with open_engine(Spy(POOL), wall_clock=lambda: WALL) as engine:
+    async with open_test_engine(Spy(POOL), wall_clock=lambda: WALL) as engine:
         session = await engine.open_session()
         await session.user_query("deploy")
     assert seen == [True]
@@ -430,3 +430,42 @@ async def test_a_blank_query_settles_empty_without_calling_the_selector(
         assert await session.user_query("   ") is None
     assert selector.calls == 0
     assert deliveries(h.records) == [("refined", "discarded", "no_relevant_results", "none", 0)]
+
+
+@attrs.define
+class _Watched:
+    """A selector that answers after 20 s, and notes when its call was cancelled."""
+
+    cancelled_at: list[float] = attrs.field(factory=list)
+
+    async def select(self, request: SelectorRequest) -> Sequence[str]:
+        try:
+            await trio.sleep(20.0)
+        except trio.Cancelled:
+            self.cancelled_at.append(trio.current_time())
+            raise
+        return []
+
+
+@pytest.mark.parametrize("end", ["abort", "reset", "turn_end", "new_query"])
+async def test_a_plan_that_ends_stops_its_selector_call_at_once(
+    autojump_clock: MockClock, end: str
+) -> None:
+    """The plan's work is cancelled when it ends (the actor's finally; no effect needed)."""
+    selector = _Watched()
+    async with harness(selector=selector) as h:
+        session = await h.engine.open_session()
+        start = trio.current_time()
+        await session.user_query("deploy")
+        await trio.sleep(0.5)
+        if end == "abort":
+            await session.abort()
+        elif end == "reset":
+            await session.reset()
+        elif end == "turn_end":
+            await session.turn_end(tools_requested=False)
+        else:
+            await session.user_query("rota")
+        await trio.testing.wait_all_tasks_blocked()
+        assert selector.cancelled_at, "the selector call outlived its plan"
+        assert selector.cancelled_at[0] - start == pytest.approx(0.5)

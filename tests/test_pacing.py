@@ -14,6 +14,7 @@ from memrecall.engine.plan import INITIAL_WAIT
 from memrecall.events.documents import MemoryDocument, MemoryType
 from memrecall.sources import pacing
 from memrecall.sources.source import Snapshot, StaticSource
+from memrecall.testing import open_test_engine
 from tests.factories import memory
 
 
@@ -97,7 +98,7 @@ async def test_a_fast_result_inside_the_window_takes_no_hold(autojump_clock: Moc
     # but its caller already has an answer, so nothing needs the loop in a hurry.
     source = StaticSource((_doc("kubectl staging deploy"),))
     selector = SimulatedSelector(latency=5.0)
-    async with open_engine(
+    async with open_test_engine(
         source, selector=selector, scan_in_thread=False, scan_delay=0.010
     ) as engine:
         session = await engine.open_session()

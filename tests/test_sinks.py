@@ -11,10 +11,10 @@ import pytest
 import trio
 import trio.testing
 
-from memrecall.actors import open_engine
 from memrecall.events import TelemetryRecord
 from memrecall.sources.source import StaticSource
 from memrecall.telemetry.sinks import GuardedSink, JsonlSink, MemorySink, telemetry_codec
+from memrecall.testing import open_test_engine
 
 from .lifecycle_kit import POOL, WALL, terminals
 
@@ -38,7 +38,7 @@ async def test_a_failing_sink_is_logged_once_and_skipped(
     caplog.set_level(logging.WARNING, logger="memrecall.sinks")
     broken = FailingSink()
     kept = MemorySink()
-    async with open_engine(
+    async with open_test_engine(
         StaticSource(POOL, scorer="reference"),
         sinks=[broken, kept],
         wall_clock=lambda: WALL,
@@ -60,7 +60,7 @@ def records_for_test() -> list[TelemetryRecord]:
     sink = MemorySink()
 
     async def main() -> None:
-        async with open_engine(
+        async with open_test_engine(
             StaticSource(POOL, scorer="reference"),
             sinks=[sink],
             wall_clock=lambda: WALL,
@@ -197,7 +197,7 @@ async def test_the_engine_flushes_sinks_after_the_last_record(tmp_path: Path) ->
     path = tmp_path / "telemetry.jsonl"
     counting = FlushingSink()
     with JsonlSink(path) as jsonl:
-        async with open_engine(
+        async with open_test_engine(
             StaticSource(POOL, scorer="reference"),
             sinks=[counting, jsonl],
             wall_clock=lambda: WALL,

@@ -10,5 +10,6 @@ from .selector import Selector as Selector
 from .selector import SelectorRequest as SelectorRequest
 from .selector import SimulatedSelector as SimulatedSelector
 from .session import Session as Session
+from .session import SessionBusyError as SessionBusyError
 from .session import SessionClosedError as SessionClosedError
 from .session import SessionMisuseError as SessionMisuseError

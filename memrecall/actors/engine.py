@@ -16,15 +16,13 @@ import itertools
 import logging
 import os
 import stat
-import time
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import get_args
 
 import attrs
 import trio
 
-from memrecall.engine.plan import StepFunction, step
 from memrecall.sources.catalog.source import CatalogSource
 from memrecall.sources.catalog.store import CacheLocation, default_cache_path
 from memrecall.sources.scanner import Diagnostic, DiagnosticKind, MemoryTree
@@ -35,7 +33,7 @@ from memrecall.sources.source import (
     ScorerName,
     TreeSource,
 )
-from memrecall.telemetry.sinks import GuardedSink, TelemetrySink
+from memrecall.telemetry.sinks import CorrelatedSink, GuardedSink, TelemetrySink
 
 from .arguments import (
     check_bool,
@@ -47,9 +45,9 @@ from .arguments import (
 from .plan import PlanObserver
 from .selector import Selector
 from .session import Session, SessionClosedError
-from .settings import EngineSettings
+from .settings import EngineHooks, EngineSettings
 
-__all__ = ["Engine", "EngineStatistics", "open_engine"]
+__all__ = ["Engine", "EngineStatistics", "open_engine", "open_engine_with_hooks"]
 
 log = logging.getLogger("memrecall.engine")
 
@@ -134,24 +132,19 @@ class Engine:
             del self._sessions[session.session_id]
 
 
-@asynccontextmanager
-async def open_engine(
+def open_engine(
     memory: MemoryTree | DocumentSource,
     *,
     selector: Selector | None = None,
-    sinks: Iterable[TelemetrySink] = (),
+    sinks: Iterable[TelemetrySink | CorrelatedSink] = (),
     observer: PlanObserver | None = None,
-    wall_clock: Callable[[], float] = time.time,
-    scan_in_thread: bool = True,
-    scan_delay: float = 0.0,
     fast_result: bool = True,
     wait_for_selector: bool = False,
-    step_function: StepFunction = step,
     catalog: bool = True,
     catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
     scorer: ScorerName = DEFAULT_SCORER,
-) -> AsyncIterator[Engine]:
-    """Open an engine over a memory tree (or any document source).
+) -> AbstractAsyncContextManager[Engine]:
+    """Open an engine over a memory tree (or any document source): ``async with open_engine(...)``.
 
     For a memory tree the engine keeps a catalog of parsed documents shared by
     all its sessions (:class:`~memrecall.sources.catalog.source.CatalogSource`), so a
@@ -168,6 +161,9 @@ async def open_engine(
     initial wait) for the selector when a fast result exists: the selector's
     pick goes in if it answers in time, else the fast result at the deadline.
     The default delivers the fast result at once (upstream's rule).
+    ``fast_result=False`` turns the fast phase off (the delivery evaluation's
+    "single path" design). ``observer`` sees every transition of every plan
+    (:class:`~memrecall.actors.plan.PlanObserver`; the event log is one).
 
     On exit every session is shut down and every pending plan records its
     terminal event. If the host cancels the block, the plans still record
@@ -175,11 +171,46 @@ async def open_engine(
 
     Arguments are checked before anything starts: a wrong type raises
     ``TypeError``, a wrong value (an empty root or cache path, an unknown
-    scorer, a negative delay) ``ValueError``. A root that does not exist or is
-    not a directory does not stop the engine: it is logged (WARNING) and listed
-    in :attr:`Engine.diagnostics`. Sinks that raise are logged once and skipped;
+    scorer) ``ValueError``. A root that does not exist or is not a directory
+    does not stop the engine: it is logged (WARNING) and listed in
+    :attr:`Engine.diagnostics`. Sinks that raise are logged once and skipped;
     sinks with a ``flush()`` method are flushed (in a worker thread) on exit.
+    Hooks for tests (a fixed wall clock, the scan on the event loop, a
+    replaced transition function) are in :func:`memrecall.testing.open_test_engine`.
     """
+    return open_engine_with_hooks(
+        memory,
+        selector=selector,
+        sinks=sinks,
+        observer=observer,
+        fast_result=fast_result,
+        wait_for_selector=wait_for_selector,
+        catalog=catalog,
+        catalog_cache=catalog_cache,
+        scorer=scorer,
+        hooks=EngineHooks(),
+    )
+
+
+@asynccontextmanager
+async def open_engine_with_hooks(
+    memory: MemoryTree | DocumentSource,
+    *,
+    selector: Selector | None,
+    sinks: Iterable[TelemetrySink | CorrelatedSink],
+    observer: PlanObserver | None,
+    fast_result: bool,
+    wait_for_selector: bool,
+    catalog: bool,
+    catalog_cache: str | os.PathLike[str] | CacheLocation | None,
+    scorer: ScorerName,
+    hooks: EngineHooks,
+) -> AsyncIterator[Engine]:
+    """:func:`open_engine` with test hooks (internal: use :mod:`memrecall.testing`)."""
+    wall_clock = hooks.wall_clock
+    scan_in_thread = hooks.scan_in_thread
+    scan_delay = hooks.scan_delay
+    step_function = hooks.step_function
     sink_list = _check_arguments(
         memory,
         selector=selector,
@@ -216,12 +247,9 @@ async def open_engine(
         selector=selector,
         sinks=tuple(GuardedSink(sink) for sink in sink_list),
         observer=observer,
-        wall_clock=wall_clock,
-        scan_in_thread=scan_in_thread,
-        scan_delay=scan_delay,
         fast_result=fast_result,
         wait_for_selector=wait_for_selector,
-        step_function=step_function,
+        hooks=hooks,
     )
     async with trio.open_nursery() as nursery:
         engine = Engine(nursery, settings, diagnostics)
@@ -248,7 +276,7 @@ async def open_engine(
 _DRAIN_SECONDS = 5.0
 
 
-def _flush_sinks(sinks: tuple[TelemetrySink, ...]) -> None:
+def _flush_sinks(sinks: tuple[GuardedSink, ...]) -> None:
     for sink in sinks:
         if isinstance(sink, GuardedSink):
             sink.flush()
@@ -303,7 +331,7 @@ def _check_arguments(
     catalog_cache: object,
     scorer: object,
     wait_for_selector: object = False,
-) -> tuple[TelemetrySink, ...]:
+) -> tuple[TelemetrySink | CorrelatedSink, ...]:
     """Check :func:`open_engine`'s arguments; return the sinks as a tuple."""
     if isinstance(memory, MemoryTree):
         for root in memory.roots:
@@ -321,7 +349,8 @@ def _check_arguments(
         raise TypeError(f"sinks must be an iterable of sinks, not {type(sinks).__name__}")
     sink_list = tuple(sinks)
     for sink in sink_list:
-        check_has_methods("sinks", sink, "emit")
+        if not callable(getattr(sink, "emit_correlated", None)):
+            check_has_methods("sinks", sink, "emit")
     if observer is not None:
         check_has_methods("observer", observer, "opened", "stepped")
     check_callable("wall_clock", wall_clock)

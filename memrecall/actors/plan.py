@@ -9,6 +9,12 @@ do and carries out the effects in order. It makes no decision of its own.
 If the host cancels the actor while its plan is still open, the actor feeds a
 ``Shutdown`` into the machine synchronously before it unwinds, so the plan's
 terminal record is still produced by a transition.
+
+An event the machine refuses (:class:`~memrecall.engine.plan.PlanProtocolError`:
+a worker reported something it never could) is a bug: the actor logs it as an
+error, keeps it in :attr:`PlanActor.protocol_error`, and moves the plan to its
+error terminal (:func:`~memrecall.engine.plan.fail`), which records the one
+terminal record with ``discard_reason=protocol_error``.
 """
 
 from __future__ import annotations
@@ -20,19 +26,28 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
+import msgspec
 import trio
 
-from memrecall.engine.plan import Plan, PlanOptions, StepFunction, start, step
+from memrecall.engine.plan import (
+    Plan,
+    PlanOptions,
+    PlanProtocolError,
+    StepFunction,
+    fail,
+    start,
+    step,
+)
 from memrecall.engine.render import MAX_PROMPT_DOCS
 from memrecall.engine.scoring.candidates import RecallCandidates
 from memrecall.events.effects import (
     ArmInitialDeadline,
     CallSelector,
-    CancelWork,
     Deliver,
     Effect,
     EmitTelemetry,
     Ignore,
+    RejectEvent,
     ReleaseInitialWait,
     StartScan,
 )
@@ -46,6 +61,7 @@ from memrecall.events.inputs import (
     SelectorSucceeded,
     Shutdown,
     UserQuery,
+    text_digest,
 )
 from memrecall.events.telemetry import DeliveryPoint, Phase
 from memrecall.sources import pacing
@@ -157,7 +173,8 @@ class PlanActor:
     ) -> None:
         self.plan_id = plan_id
         self.query = query
-        self.options = options
+        # The plan knows which text it recalls for only by its digest (no text in the machine).
+        self.options = msgspec.structs.replace(options, query_digest=text_digest(query.text))
         self.initial = OneShot()
         self._source = source
         self._selector = selector
@@ -175,7 +192,10 @@ class PlanActor:
         self._work: trio.Nursery | None = None
         self._step = step_function
         self._seq = 0
+        self._recalled_digest = ""
         self._hold: pacing.Hold | None = None
+        self.protocol_error: PlanProtocolError | None = None
+        """The event the machine refused, if any (a bug; the plan ended ``protocol_error``)."""
 
     @property
     def plan(self) -> Plan:
@@ -228,7 +248,11 @@ class PlanActor:
 
     def _feed(self, event: PlanEvent, reply: OneShot | None) -> None:
         now = trio.current_time()
-        self._plan, effects = self._step(self.plan, event, now)
+        try:
+            self._plan, effects = self._step(self.plan, event, now)
+        except PlanProtocolError as error:
+            self.protocol_error = error
+            self._plan, effects = fail(self.plan, error, now)
         self._seq += 1
         if self._observer is not None:
             self._observer.stepped(self.plan_id, self._seq, now, event, effects)
@@ -242,8 +266,8 @@ class PlanActor:
                     self._spawn(self._scan)
                 case ArmInitialDeadline(at=at):
                     self._spawn(self._deadline, at)
-                case CallSelector():
-                    self._spawn(self._select)
+                case CallSelector(ids=ids, manifest_digest=digest):
+                    self._spawn(self._select, ids, digest)
                 case Deliver(phase=phase, point=point, prompt=prompt, paths=paths):
                     self._on_deliver(paths)
                     block = MemoryBlock(prompt, phase, paths)
@@ -254,12 +278,17 @@ class PlanActor:
                 case ReleaseInitialWait():
                     self.initial.set(self._initial_block)
                     self._end_hold(soon=True)
-                case CancelWork():
-                    for scope in self._work_scopes:
-                        scope.cancel()
                 case EmitTelemetry(record=record):
                     for sink in self._sinks:
                         sink.emit(record)
+                case RejectEvent(state=state, event=kind, detail=detail):
+                    log.error(
+                        "plan %s: protocol error: %s in state %s: %s (the plan ended)",
+                        self.plan_id,
+                        kind,
+                        state,
+                        detail,
+                    )
                 case Ignore(reason=reason):
                     log.debug("plan %s: ignored (%s)", self.plan_id, reason)
         if reply is not None:
@@ -307,12 +336,15 @@ class PlanActor:
             hold.release()
 
     def _prepare(self) -> RecallCandidates:
-        return prepare_recall(
+        text = self.query.text
+        candidates = prepare_recall(
             self._source,
-            self.query.text,
+            text,
             recent_tools=self.query.recent_tools,
             excluded_paths=self._excluded,
         )
+        self._recalled_digest = text_digest(text)
+        return candidates
 
     def _prepare_in_worker(self) -> RecallCandidates:
         with pacing.worker():
@@ -332,12 +364,16 @@ class PlanActor:
             self._report(ScanFailed(reason=type(exc).__name__))
             return
         self._candidates = candidates
+        manifest = candidates.manifest
         self._report(
             ScanCompleted(
                 docs_scanned=candidates.docs_scanned,
                 fallback=candidates.fallback,
                 fast=candidates.fast,
-                candidates=len(candidates.manifest.included),
+                candidates=len(manifest.included),
+                query_digest=self._recalled_digest,
+                ids=manifest.ids,
+                manifest_digest=text_digest(manifest.text),
             )
         )
 
@@ -352,10 +388,15 @@ class PlanActor:
             raise
         self._report(InitialDeadline())
 
-    async def _select(self) -> None:
+    async def _select(self, ids: tuple[str, ...], digest: str) -> None:
         assert self._candidates is not None
         assert self._selector is not None, "CallSelector without a selector"
         manifest = self._candidates.manifest
+        if manifest.ids != ids or text_digest(manifest.text) != digest:
+            # The selector would see something the log does not record: refuse to call it.
+            log.error("plan %s: the manifest differs from the one the plan recorded", self.plan_id)
+            self._report(SelectorFailed(failure=SelectorFailure.ERROR))
+            return
         request = SelectorRequest(
             query=self.query.text,
             manifest=manifest.text,

@@ -11,6 +11,16 @@ session actor and wait only for that event to be processed, except
 :meth:`Session.user_query`, which also waits (at most 100 ms) for the plan's
 initial delivery point.
 
+One ``user_query`` at a time per session: a second call while the first is
+still waiting for its initial delivery point raises :class:`SessionBusyError`
+in the second caller (the first goes on undisturbed). A new turn normally
+starts after the previous ``user_query`` returned, which is never refused.
+
+The plan of a ``user_query`` runs in a copy of the caller's
+:mod:`contextvars` context, so its selector and the telemetry sinks see the
+``ContextVar`` values the runtime had set around the call; the call's
+``correlation`` value reaches the sinks beside each of the plan's records.
+
 Every public call checks its arguments in the caller's task before anything
 reaches the actor (:mod:`.arguments`): a wrong type or value raises
 ``TypeError`` / ``ValueError`` there and nothing else notices. Should the
@@ -22,6 +32,7 @@ other sessions go on.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 from collections.abc import Iterable
 
@@ -48,6 +59,7 @@ __all__ = [
     "MAX_RECENT_TOOLS",
     "REQUEST_BUFFER",
     "Session",
+    "SessionBusyError",
     "SessionClosedError",
     "SessionMisuseError",
 ]
@@ -69,6 +81,14 @@ class SessionClosedError(RuntimeError):
     """The session (or its engine) was shut down."""
 
 
+class SessionBusyError(SessionMisuseError):
+    """``user_query`` was called while another ``user_query`` of the session was still waiting.
+
+    Raised in the second caller; the first call goes on. Wait for the first
+    call to return (or cancel it) before starting the next turn.
+    """
+
+
 def _innermost(exc: Exception) -> Exception:
     """The one exception inside nested single-member groups (nurseries wrap errors)."""
     while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
@@ -85,6 +105,22 @@ class _Request:
     error: Exception | None = None
     started_at: float | None = None
     """When the caller asked (``user_query``): the 100 ms initial wait counts from here."""
+    context: contextvars.Context | None = None
+    """The caller's context (``user_query``): the plan's tasks run in a copy of it."""
+    correlation: object = None
+    """The caller's correlation value (``user_query``), passed to the sinks with each record."""
+    abort_on_cancel: bool = False
+    """Abort the plan if the caller is cancelled before its initial delivery point."""
+    cancelled: bool = False
+    """The caller was cancelled while waiting (checked once the plan has started)."""
+    plan: PlanActor | None = None
+    """The plan this request started (``user_query``)."""
+
+    def abandon(self) -> None:
+        """The caller gave up: abort its plan (now, or as soon as it starts)."""
+        self.cancelled = True
+        if self.plan is not None and not self.plan.done:
+            self.plan.send(Abort())
 
 
 class Session:
@@ -100,11 +136,17 @@ class Session:
         self._query_ids: set[str] = set()  # plan ids must be unique: "<session>/<query>"
         self._closed = False
         self._failure: Exception | None = None
+        self._querying = False  # a user_query() is waiting for its initial delivery point
 
     # -- the runtime API ---------------------------------------------------------------
 
     async def user_query(
-        self, text: str, *, recent_tools: Iterable[str] = (), query_id: str | None = None
+        self,
+        text: str,
+        *,
+        recent_tools: Iterable[str] = (),
+        query_id: str | None = None,
+        correlation: object = None,
     ) -> MemoryBlock | None:
         """Start recall for a new user turn; return what to put before the first request.
 
@@ -115,10 +157,45 @@ class Session:
         ``text`` must be a ``str`` (``TypeError`` otherwise; ``ValueError`` if it
         holds a lone surrogate), ``recent_tools`` an iterable of ``str`` (not a
         single ``str``), ``query_id`` ``None`` or a non-empty printable ``str``
-        not used before in this session (``ValueError``).
+        not used before in this session (``ValueError``). ``query_id`` names the
+        plan (``<session id>/<query id>``) in the event log and in log lines; by
+        default it is ``q1``, ``q2``, ... ``correlation`` is any value of yours
+        (a trace span, a turn id): every telemetry record of this turn's plan
+        reaches sinks that implement ``emit_correlated`` together with it; it is
+        never stored anywhere.
+
+        One call at a time per session: a call while another ``user_query`` of
+        this session is still waiting raises :class:`SessionBusyError`.
+        Cancelling the call does not cancel the plan (its refined result still
+        goes at the next tool result); call :meth:`abort` for that.
 
         The wait counts from this call, so time spent waiting for the previous
         plan to be discarded is part of the 100 ms.
+        """
+        return await self.query_in_context(
+            text,
+            recent_tools=recent_tools,
+            query_id=query_id,
+            correlation=correlation,
+            context=contextvars.copy_context(),
+            abort_on_cancel=False,
+        )
+
+    async def query_in_context(
+        self,
+        text: str,
+        *,
+        recent_tools: Iterable[str],
+        query_id: str | None,
+        correlation: object,
+        context: contextvars.Context,
+        abort_on_cancel: bool,
+    ) -> MemoryBlock | None:
+        """:meth:`user_query` for a bridge from another event loop (:mod:`memrecall.aio`).
+
+        ``context`` is the caller's (the plan runs in a copy of it);
+        ``abort_on_cancel=True`` aborts the plan when this call is cancelled
+        before its initial delivery point.
         """
         started_at = trio.current_time()
         check_text("text", text)
@@ -128,6 +205,11 @@ class Session:
             raise ValueError(f"query_id {query_id!r} was already used in this session")
         if self._closed:
             raise SessionClosedError(self._closed_message())
+        if self._querying:
+            raise SessionBusyError(
+                f"session {self.session_id}: user_query() while another user_query() is still "
+                "waiting; wait for it to return (or cancel it) before starting the next turn"
+            )
         tools = tuple(t.strip() for t in names if t.strip())[-MAX_RECENT_TOOLS:]
         self._queries += 1
         if query_id is None:
@@ -136,9 +218,24 @@ class Session:
                 query_id += "+"
         self._query_ids.add(query_id)
         event = UserQuery(query_id=query_id, text=text, recent_tools=tools)
-        request = await self._request(event, started_at=started_at)
-        assert request.initial is not None
-        return await request.initial.wait()
+        request = _Request(
+            event,
+            started_at=started_at,
+            context=context,
+            correlation=correlation,
+            abort_on_cancel=abort_on_cancel,
+        )
+        self._querying = True
+        try:
+            await self._submit(request)
+            assert request.initial is not None
+            return await request.initial.wait()
+        except trio.Cancelled:
+            if abort_on_cancel:
+                request.abandon()
+            raise
+        finally:
+            self._querying = False
 
     async def tool_result(self) -> MemoryBlock | None:
         """A tool result is about to go back to the model: return what to append after it.
@@ -189,10 +286,9 @@ class Session:
             )
         return f"session {self.session_id} is closed"
 
-    async def _request(self, event: RuntimeEvent, *, started_at: float | None = None) -> _Request:
+    async def _submit(self, request: _Request) -> None:
         if self._closed:
             raise SessionClosedError(self._closed_message())
-        request = _Request(event, started_at=started_at)
         try:
             await self._send.send(request)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -200,10 +296,10 @@ class Session:
         await request.done.wait()
         if request.error is not None:
             raise request.error
-        return request
 
     async def _forward(self, event: RuntimeEvent) -> MemoryBlock | None:
-        request = await self._request(event)
+        request = _Request(event)
+        await self._submit(request)
         return None if request.reply is None else await request.reply.wait()
 
     # -- the actor ---------------------------------------------------------------------
@@ -263,9 +359,12 @@ class Session:
             if current is not None:
                 await current.send(event).wait()
             started_at = trio.current_time() if request.started_at is None else request.started_at
-            self._plan = self._new_plan(event, started_at)
-            await plans.start(self._plan.run)
-            request.initial = self._plan.initial
+            plan = self._plan = self._new_plan(event, started_at, request.correlation)
+            request.plan = plan
+            request.initial = plan.initial
+            await self._start_plan(plans, plan, request.context)
+            if request.cancelled and request.abort_on_cancel:
+                plan.send(Abort())  # the caller went away while the plan was starting
             return
         if isinstance(event, Reset):
             self._surfaced.clear()
@@ -279,12 +378,30 @@ class Session:
             await reply.wait()
             request.reply = reply
 
-    def _new_plan(self, query: UserQuery, started_at: float) -> PlanActor:
+    @staticmethod
+    async def _start_plan(
+        plans: trio.Nursery, plan: PlanActor, context: contextvars.Context | None
+    ) -> None:
+        """Start the plan actor, in a copy of the caller's context when there is one."""
+        if context is None:
+            await plans.start(plan.run)
+            return
+        started = trio.Event()
+
+        async def run() -> None:
+            await plan.run(task_status=_Started(started))
+
+        # trio copies the current context into a new task: spawn it inside the caller's.
+        context.run(plans.start_soon, run)
+        await started.wait()
+
+    def _new_plan(self, query: UserQuery, started_at: float, correlation: object) -> PlanActor:
         settings = self._settings
+        hooks = settings.hooks
         options = PlanOptions(
             query_length=utf16_len(query.text),
             started_at=started_at,
-            wall_time=settings.wall_clock(),
+            wall_time=hooks.wall_clock(),
             model_selection=settings.selector is not None,
             fast_result=settings.fast_result,
             wait_for_selector=settings.wait_for_selector,
@@ -296,10 +413,20 @@ class Session:
             source=settings.source,
             selector=settings.selector,
             excluded_paths=frozenset(self._surfaced),
-            sinks=settings.sinks,
+            sinks=tuple(sink.bind(correlation) for sink in settings.sinks),
             on_deliver=self._surfaced.update,
             observer=settings.observer,
-            scan_in_thread=settings.scan_in_thread,
-            scan_delay=settings.scan_delay,
-            step_function=settings.step_function,
+            scan_in_thread=hooks.scan_in_thread,
+            scan_delay=hooks.scan_delay,
+            step_function=hooks.step_function,
         )
+
+
+@attrs.frozen
+class _Started:
+    """A ``task_status`` that sets an event (a plan spawned with ``start_soon`` in a context)."""
+
+    event: trio.Event
+
+    def started(self, value: None = None) -> None:
+        self.event.set()

@@ -15,12 +15,21 @@ States (``window`` = the bounded initial wait before the first request)::
     SETTLED          result ready, waiting for the next tool result
     DELIVERED        terminal: the refined result was delivered
     DISCARDED        terminal: the plan ended without delivering it
+    FAILED           terminal: the plan received an impossible event (a protocol error)
 
-Invariants (each checked by the property tests):
+Invariants (each checked by the property tests; docs/architecture.md names the
+test and the replay rule of each):
 
 * Every (state, event kind) pair is in :data:`TRANSITIONS`; a pair that changes
   nothing is an explicit :class:`~memrecall.events.Ignore` with its reason.
-* Terminal states absorb: once DELIVERED or DISCARDED, every event is ignored.
+* A completion that the plan's own workers cannot produce in a state (a
+  selector answer while scanning, a second scan result, a second deadline, a
+  scan of another query's text) is a protocol error: :func:`step` raises
+  :class:`PlanProtocolError` and :func:`fail` moves the plan to FAILED with its
+  one terminal record (``protocol_error``). Runtime inputs are never protocol
+  errors: one that changes nothing, or an initial deadline arriving after the
+  wait already ended, is an ``Ignore``.
+* Terminal states absorb: once DELIVERED, DISCARDED or FAILED, every event is ignored.
 * The terminal telemetry record (``phase=refined``) is produced only by the
   transition into a terminal state, so exactly once per plan.
 * The fast result is delivered at most once, only at the initial point, only
@@ -29,6 +38,10 @@ Invariants (each checked by the property tests):
 * Every selection record and every refined record carries the selector's
   outcome (:class:`~memrecall.events.telemetry.SelectorOutcome`); a plan that
   ends while its selector call runs records ``cancelled``.
+* Provenance: :class:`~memrecall.events.StartScan` carries the digest of the
+  plan's own query text; a scan result for any other text is refused.
+  :class:`~memrecall.events.CallSelector` carries the manifest ids and digest
+  the selector is shown.
 """
 
 from __future__ import annotations
@@ -45,11 +58,11 @@ from memrecall.events.documents import MemoryDocument
 from memrecall.events.effects import (
     ArmInitialDeadline,
     CallSelector,
-    CancelWork,
     Deliver,
     Effect,
     EmitTelemetry,
     Ignore,
+    RejectEvent,
     ReleaseInitialWait,
     StartScan,
 )
@@ -85,9 +98,11 @@ __all__ = [
     "TRANSITIONS",
     "Plan",
     "PlanOptions",
+    "PlanProtocolError",
     "PlanState",
     "Result",
     "StepFunction",
+    "fail",
     "start",
     "step",
     "transition_table",
@@ -107,13 +122,11 @@ class PlanState(enum.Enum):
     SETTLED = "settled"
     DELIVERED = "delivered"
     DISCARDED = "discarded"
+    FAILED = "failed"
 
 
-TERMINAL_STATES = frozenset({PlanState.DELIVERED, PlanState.DISCARDED})
+TERMINAL_STATES = frozenset({PlanState.DELIVERED, PlanState.DISCARDED, PlanState.FAILED})
 _WINDOW_OPEN = frozenset({PlanState.SCANNING, PlanState.SELECTING})
-_WORK_RUNNING = frozenset(
-    {PlanState.SCANNING, PlanState.SCANNING_LATE, PlanState.SELECTING, PlanState.SELECTING_LATE}
-)
 _SELECTOR_RUNNING = frozenset({PlanState.SELECTING, PlanState.SELECTING_LATE})
 
 
@@ -138,6 +151,23 @@ class PlanOptions(msgspec.Struct, frozen=True, kw_only=True):
     model_selection: bool = True
     fast_result: bool = True
     wait_for_selector: bool = False
+    query_digest: str = ""
+    """:func:`~memrecall.events.inputs.text_digest` of the query text (the plan actor sets it)."""
+
+
+class PlanProtocolError(Exception):
+    """An event the plan cannot receive in its state (like h11's ``LocalProtocolError``).
+
+    Raised by :func:`step`; the caller then calls :func:`fail`, which moves the
+    plan to its error terminal. It always means a bug in memrecall (a worker
+    reported something it never could), never a runtime's mistake.
+    """
+
+    def __init__(self, state: PlanState, event: PlanEvent, detail: str) -> None:
+        self.state = state
+        self.event_kind = str(event.__struct_config__.tag)
+        self.detail = detail
+        super().__init__(f"plan in state {state.value} cannot take {self.event_kind}: {detail}")
 
 
 @attrs.frozen
@@ -165,6 +195,8 @@ class Plan:
     result: Result | None = None
     selector_outcome: SelectorOutcome = SelectorOutcome.NOT_CALLED
     """How the selector call ended so far; ``cancelled`` is decided when a plan ends."""
+    deadline_passed: bool = False
+    """True once the initial deadline arrived (it arrives at most once)."""
 
     @property
     def terminal(self) -> bool:
@@ -185,7 +217,10 @@ Handler: TypeAlias = Callable[[Plan, Any, float], Step]
 def start(options: PlanOptions) -> Step:
     """Open a plan: scan, and arm the initial deadline."""
     plan = Plan(PlanState.SCANNING, options)
-    return plan, [StartScan(), ArmInitialDeadline(at=options.started_at + INITIAL_WAIT)]
+    return plan, [
+        StartScan(query_digest=options.query_digest),
+        ArmInitialDeadline(at=options.started_at + INITIAL_WAIT),
+    ]
 
 
 def _ms(plan: Plan, now: float) -> float:
@@ -249,13 +284,15 @@ def _discard_record(
 def _discard(plan: Plan, reason: DiscardReason, now: float) -> Step:
     """End the plan without delivering; a fully fast-delivered result counts as delivered."""
     result = plan.result or _NOTHING
-    if result.selected and all(d.path in plan.fast_delivered for d in result.selected):
+    if (
+        reason is not DiscardReason.PROTOCOL_ERROR
+        and result.selected
+        and all(d.path in plan.fast_delivered for d in result.selected)
+    ):
         reason = DiscardReason.ALREADY_DELIVERED
     effects: list[Effect] = []
     if plan.state in _SELECTOR_RUNNING:
         plan = attrs.evolve(plan, selector_outcome=SelectorOutcome.CANCELLED)
-    if plan.state in _WORK_RUNNING:
-        effects.append(CancelWork())
     if plan.window_open:
         effects.append(ReleaseInitialWait())
     effects.append(EmitTelemetry(record=_discard_record(plan, result, reason, now)))
@@ -297,13 +334,17 @@ def _fallback_result(plan: Plan) -> Result:
 
 
 def _on_scan_completed(plan: Plan, event: ScanCompleted, now: float) -> Step:
+    if event.query_digest != plan.options.query_digest:
+        raise PlanProtocolError(plan.state, event, "the scan ran for another query's text")
     plan = attrs.evolve(plan, docs_scanned=event.docs_scanned, fallback=event.fallback)
     if not plan.options.model_selection:
         return _settle(plan, _fallback_result(plan), now)
     if event.candidates == 0:
         return _settle(plan, _NOTHING, now)
     fast = event.fast[:MAX_FAST_DOCS] if plan.options.fast_result else ()
-    call = CallSelector(candidates=event.candidates)
+    call = CallSelector(
+        candidates=event.candidates, ids=event.ids, manifest_digest=event.manifest_digest
+    )
     if plan.state is PlanState.SCANNING_LATE:
         return attrs.evolve(plan, state=PlanState.SELECTING_LATE), [call]
     if not fast:
@@ -375,6 +416,7 @@ _OUTCOMES = {
 
 
 def _on_deadline(plan: Plan, event: InitialDeadline, now: float) -> Step:
+    plan = attrs.evolve(plan, deadline_passed=True)
     if plan.fast_held:
         return _deliver_fast(plan, plan.fast_held, now, [])
     late = {
@@ -388,6 +430,15 @@ _on_deadline.__doc__ = (
     "release the first request (with a held fast result, else without memory);"
     " the plan stays pending"
 )
+
+
+def _on_late_deadline(plan: Plan, event: InitialDeadline, now: float) -> Step:
+    """ignored if the wait ended early (the timer still fires); a second deadline: protocol error"""
+    if plan.deadline_passed:
+        raise PlanProtocolError(plan.state, event, "the initial deadline arrives only once")
+    return attrs.evolve(plan, deadline_passed=True), [
+        Ignore(reason="the initial wait is already over")
+    ]
 
 
 def _on_tool_result(plan: Plan, event: ToolResult, now: float) -> Step:
@@ -408,6 +459,28 @@ def _cancel(reason: DiscardReason) -> Handler:
 
     handler.__doc__ = f"discard: {reason.value} (terminal)"
     return handler
+
+
+def _impossible(detail: str) -> Handler:
+    def handler(plan: Plan, event: PlanEvent, now: float) -> Step:
+        raise PlanProtocolError(plan.state, event, detail)
+
+    handler.__doc__ = f"protocol error: {detail}"
+    return handler
+
+
+def fail(plan: Plan, error: PlanProtocolError, now: float) -> Step:
+    """Move a plan that raised ``error`` to FAILED, with its one terminal record.
+
+    Like any cancellation it delivers nothing and releases a still-open initial
+    wait (the actor stops the plan's work when it leaves its loop). A plan that
+    is already over stays as it is.
+    """
+    if plan.terminal:
+        return plan, [Ignore(reason="the plan is over")]
+    plan, effects = _discard(plan, DiscardReason.PROTOCOL_ERROR, now)
+    reject = RejectEvent(state=error.state.value, event=error.event_kind, detail=error.detail)
+    return attrs.evolve(plan, state=PlanState.FAILED), [reject, *effects]
 
 
 def _ignore(reason: str) -> Handler:
@@ -442,9 +515,9 @@ _CANCELLATIONS: dict[type[PlanEvent], Handler] = {
     TurnEnd: _on_turn_end,
 }
 
-_STALE_SCAN = _ignore("no scan is running in this state")
-_STALE_SELECTOR = _ignore("no selector call is running in this state")
-_STALE_DEADLINE = _ignore("the initial wait is already over")
+_STALE_SCAN = _impossible("the scan already reported (one scan per plan)")
+_STALE_SELECTOR = _impossible("no selector call is running in this state")
+_SECOND_DEADLINE = _impossible("the initial deadline arrives only once")
 _EARLY_TOOL = _ignore("the first request has not been sent, so no tool result can exist")
 _PENDING_TOOL = _ignore("the recall has not settled; it stays pending for a later tool result")
 _OVER = _ignore("the plan is over")
@@ -478,7 +551,7 @@ _row(
         ScanFailed: _on_scan_failed,
         SelectorSucceeded: _STALE_SELECTOR,
         SelectorFailed: _STALE_SELECTOR,
-        InitialDeadline: _STALE_DEADLINE,
+        InitialDeadline: _SECOND_DEADLINE,
     },
 )
 _row(
@@ -502,7 +575,7 @@ _row(
         ScanFailed: _STALE_SCAN,
         SelectorSucceeded: _on_selector_succeeded,
         SelectorFailed: _on_selector_failed,
-        InitialDeadline: _STALE_DEADLINE,
+        InitialDeadline: _on_late_deadline,
     },
 )
 _row(
@@ -514,7 +587,7 @@ _row(
         ScanFailed: _STALE_SCAN,
         SelectorSucceeded: _STALE_SELECTOR,
         SelectorFailed: _STALE_SELECTOR,
-        InitialDeadline: _STALE_DEADLINE,
+        InitialDeadline: _on_late_deadline,
     },
 )
 for _terminal in TERMINAL_STATES:
@@ -533,6 +606,11 @@ def transition_table() -> str:
 
 
 def step(plan: Plan, event: PlanEvent, now: float) -> Step:
-    """Feed one event at time ``now``; return the new plan and the effects, in order."""
+    """Feed one event at time ``now``; return the new plan and the effects, in order.
+
+    Raises :class:`PlanProtocolError` for an event the plan cannot receive in
+    its state; the caller then moves the plan to its error terminal with
+    :func:`fail`.
+    """
     handler = TRANSITIONS[plan.state, type(event)]
     return handler(plan, event, now)

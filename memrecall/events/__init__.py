@@ -8,11 +8,11 @@ from .documents import MemoryType as MemoryType
 from .documents import Scope as Scope
 from .effects import ArmInitialDeadline as ArmInitialDeadline
 from .effects import CallSelector as CallSelector
-from .effects import CancelWork as CancelWork
 from .effects import Deliver as Deliver
 from .effects import Effect as Effect
 from .effects import EmitTelemetry as EmitTelemetry
 from .effects import Ignore as Ignore
+from .effects import RejectEvent as RejectEvent
 from .effects import ReleaseInitialWait as ReleaseInitialWait
 from .effects import StartScan as StartScan
 from .inputs import Abort as Abort
@@ -30,6 +30,7 @@ from .inputs import Shutdown as Shutdown
 from .inputs import ToolResult as ToolResult
 from .inputs import TurnEnd as TurnEnd
 from .inputs import UserQuery as UserQuery
+from .inputs import text_digest as text_digest
 from .telemetry import DeliveryPoint as DeliveryPoint
 from .telemetry import DeliveryRecord as DeliveryRecord
 from .telemetry import DiscardReason as DiscardReason

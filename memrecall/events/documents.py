@@ -37,7 +37,10 @@ class MemoryDocument(msgspec.Struct, frozen=True, kw_only=True):
     ``path`` is absolute and is the document's identity (two scopes may hold the
     same ``relative_path``). ``mtime`` is the file's modification time in unix
     seconds. ``body`` is trimmed; the legacy placeholder body is kept verbatim
-    here and treated as empty by the scorer and the renderer.
+    here and treated as empty by the scorer and the renderer. ``supersedes`` is
+    the frontmatter's ``supersedes:`` value (another memory's relative path or
+    name, as the user wrote it; empty when none): the explicit link that makes
+    that memory an older version of this one (docs/decisions.md, issue 18).
     """
 
     scope: Scope
@@ -48,3 +51,4 @@ class MemoryDocument(msgspec.Struct, frozen=True, kw_only=True):
     description: str
     body: str
     mtime: float
+    supersedes: str = ""

@@ -13,11 +13,11 @@ from .telemetry import DeliveryPoint, Phase, TelemetryRecord
 __all__ = [
     "ArmInitialDeadline",
     "CallSelector",
-    "CancelWork",
     "Deliver",
     "Effect",
     "EmitTelemetry",
     "Ignore",
+    "RejectEvent",
     "ReleaseInitialWait",
     "StartScan",
 ]
@@ -28,7 +28,14 @@ class _Effect(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
 
 
 class StartScan(_Effect, frozen=True, tag="start_scan"):
-    """Scan the memory tree and rank candidates (in a worker thread)."""
+    """Scan the memory tree and rank candidates (in a worker thread).
+
+    ``query_digest`` is the digest of the query text the recall must run with
+    (:func:`~memrecall.events.inputs.text_digest`); the scan reports the digest
+    of the text it used, and the plan refuses any other.
+    """
+
+    query_digest: str = ""
 
 
 class ArmInitialDeadline(_Effect, frozen=True, tag="arm_initial_deadline"):
@@ -38,9 +45,15 @@ class ArmInitialDeadline(_Effect, frozen=True, tag="arm_initial_deadline"):
 
 
 class CallSelector(_Effect, frozen=True, tag="call_selector"):
-    """Ask the selector to choose among the ``candidates`` prepared by the scan."""
+    """Ask the selector to choose among the ``candidates`` prepared by the scan.
+
+    ``ids`` (manifest order) and ``manifest_digest`` are what the selector is
+    shown; the actor refuses to call it with any other manifest.
+    """
 
     candidates: int
+    ids: tuple[str, ...] = ()
+    manifest_digest: str = ""
 
 
 class Deliver(_Effect, frozen=True, tag="deliver"):
@@ -60,8 +73,16 @@ class ReleaseInitialWait(_Effect, frozen=True, tag="release_initial_wait"):
     """The bounded initial wait is over; the first request may go now."""
 
 
-class CancelWork(_Effect, frozen=True, tag="cancel_work"):
-    """Stop the scan and the selector call of this plan; their results no longer matter."""
+class RejectEvent(_Effect, frozen=True, tag="reject_event"):
+    """The plan received an event it cannot receive in its state (a protocol error).
+
+    The plan has moved to its error terminal; the actor reports this loudly.
+    ``state`` and ``event`` name the pair, ``detail`` says what was wrong.
+    """
+
+    state: str
+    event: str
+    detail: str
 
 
 class Ignore(_Effect, frozen=True, tag="ignore"):
@@ -82,7 +103,7 @@ Effect = (
     | CallSelector
     | Deliver
     | ReleaseInitialWait
-    | CancelWork
     | EmitTelemetry
+    | RejectEvent
     | Ignore
 )

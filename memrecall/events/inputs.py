@@ -11,6 +11,7 @@ through the pure state machine again without running anything.
 from __future__ import annotations
 
 import enum
+import hashlib
 
 import msgspec
 
@@ -32,7 +33,18 @@ __all__ = [
     "ToolResult",
     "TurnEnd",
     "UserQuery",
+    "text_digest",
 ]
+
+
+def text_digest(text: str) -> str:
+    """A short, stable digest of ``text`` (SHA-256, first 16 hex digits).
+
+    Effects and completions carry the digest of the query a recall ran for and
+    of the manifest a selector saw, so an event log can prove provenance
+    without telemetry ever holding the text itself.
+    """
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
@@ -79,12 +91,21 @@ class ScanCompleted(_Event, frozen=True, tag="scan_completed"):
     fallback and, with no selector, the result). ``fast`` is the fast result
     (at most two of the fallback's first two: those the scorer judges strong
     enough). ``candidates`` counts the documents that made it into the manifest.
+
+    ``query_digest`` is the :func:`text_digest` of the text the recall actually
+    ran with (the plan rejects a result whose digest is not its own query's);
+    ``ids`` are the manifest ids the selector will see, in order, and
+    ``manifest_digest`` the digest of the manifest text: together they say
+    what the selector saw, so a replay reproduces its view.
     """
 
     docs_scanned: int
     fallback: tuple[MemoryDocument, ...]
     fast: tuple[MemoryDocument, ...]
     candidates: int
+    query_digest: str = ""
+    ids: tuple[str, ...] = ()
+    manifest_digest: str = ""
 
 
 class ScanFailed(_Event, frozen=True, tag="scan_failed"):

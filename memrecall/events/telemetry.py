@@ -48,6 +48,8 @@ class DiscardReason(enum.StrEnum):
     SHUTDOWN = "shutdown"
     NO_RELEVANT_RESULTS = "no_relevant_results"
     ALREADY_DELIVERED = "already_delivered"
+    PROTOCOL_ERROR = "protocol_error"
+    """The plan received an event it could not receive in its state (a bug: see the logs)."""
 
 
 class Strategy(enum.StrEnum):
@@ -115,3 +117,4 @@ class DeliveryRecord(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"
 
 
 TelemetryRecord = SelectionRecord | DeliveryRecord
+"""Either record: what a telemetry sink's ``emit`` receives."""

@@ -25,6 +25,7 @@ from .auth import TokenTable
 from .errors import EXCEPTION_HANDLERS, error_response, json_response
 from .management import Management
 from .openapi import openapi_document
+from .page import page_routes
 from .routes import Api
 from .schemas import ErrorOut
 
@@ -112,6 +113,7 @@ def build_app(
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
         *api.routes(),
+        *page_routes(),
     ]
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS)
     return BodyLimit(app, max_body_bytes)

@@ -25,6 +25,7 @@ from memrecall.governance import (
     AcceptEdits,
     AccessRequest,
     Candidate,
+    CandidateOperation,
     CandidateStatus,
     DenyReason,
     ExecutionContext,
@@ -40,6 +41,7 @@ from memrecall.governance import (
 from memrecall.store import (
     KEEP,
     ChangedVia,
+    InvalidInput,
     Keep,
     KeyConflict,
     MemoryRecord,
@@ -307,7 +309,12 @@ class Management:
     async def accept(
         self, ctx: ExecutionContext, candidate_id: str, edits: AcceptEdits
     ) -> AcceptOutcome:
-        """Accept a candidate, optionally edited (:meth:`GovernedMemory.accept_candidate`)."""
+        """Accept a candidate, optionally edited (:meth:`GovernedMemory.accept_candidate`).
+        A scope edit is for a new memory only (``InvalidInput`` otherwise)."""
+        if edits.scope is not None:
+            candidate = await self.service.get_candidate(ctx.user_id, candidate_id)
+            if candidate.operation is not CandidateOperation.CREATE:
+                raise InvalidInput("scope: only a candidate for a new memory can change scope")
         result = await self.governed.accept_candidate(ctx, candidate_id, edits)
         return self._unwrap(result, candidate_id)
 

@@ -307,11 +307,17 @@ class Api:
             raise ApiError(422, "invalid_body", "workspace_type needs scope_type workspace")
         edits = AcceptEdits(content=body.content, category=body.category, scope=scope)
         outcome = await self.m.accept(ctx, candidate_id, edits)
-        reply = {
+        reply: dict[str, object] = {
             "candidate": candidate_body(outcome.candidate),
             "memory": None if outcome.record is None else memory_body(outcome.record),
             "rebased": outcome.rebased,
         }
+        if outcome.rebased:
+            reply = {
+                "error": "candidate_rebased",
+                "message": "the memory changed since the proposal: review the candidate again",
+                **reply,
+            }
         return json_response(reply, 409 if outcome.rebased else 200)
 
     async def reject_candidate(self, request: Request, ctx: ExecutionContext) -> Response:

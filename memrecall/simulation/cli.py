@@ -89,6 +89,9 @@ def replay_main(path: str) -> int:
         status = 1
     else:
         print("every recorded effect and telemetry record reproduced byte for byte")
+    for problem in (*report.provenance, *report.protocol_errors):
+        print(f"UNSOUND: {problem}")
+        status = 1
     violations = check_log(numbered)
     for violation in violations:
         print(f"VIOLATION: {violation}")

@@ -40,7 +40,7 @@ import msgspec
 import trio
 import trio.testing
 
-from memrecall.actors import Engine, SimulatedSelector, open_engine
+from memrecall.actors import Engine, SimulatedSelector
 from memrecall.actors.selector import SelectorRequest
 from memrecall.engine.scoring.candidates import FastRanker
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
@@ -55,6 +55,7 @@ from memrecall.progress import Progress
 from memrecall.sources import pacing
 from memrecall.sources.source import StaticSource
 from memrecall.telemetry.sinks import MemorySink
+from memrecall.testing import open_test_engine
 from memrecall.tooling.evaluation import (
     LIMIT,
     SEMANTIC_SLICE,
@@ -252,7 +253,7 @@ async def _rig(
 ) -> AsyncIterator[_Rig]:
     stand_in = _StandIn()
     sink = MemorySink()
-    async with open_engine(
+    async with open_test_engine(
         StaticSource(pool),
         selector=SimulatedSelector(latency=latency, choose=stand_in),
         sinks=[sink],

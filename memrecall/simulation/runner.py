@@ -21,19 +21,22 @@ import hashlib
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import attrs
 import trio
 import trio.testing
 
-from memrecall.actors import Session, open_engine
+from memrecall.actors import Session
 from memrecall.actors.selector import SelectorRequest
 from memrecall.engine.plan import StepFunction, step
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.events.inputs import Reset, UserQuery
 from memrecall.simulation.eventlog import EventLog, eventlog_codec
 from memrecall.simulation.safety import Violation, check_log
 from memrecall.sources.source import StaticSource
+from memrecall.testing import open_test_engine
 
 __all__ = [
     "SimOptions",
@@ -147,19 +150,24 @@ class _SimSelector:
         return paths[: rng.randint(0, request.limit)]
 
 
-async def _converse(session: Session, options: SimOptions, index: int) -> None:
+async def _converse(session: Session, options: SimOptions, index: int, log: EventLog) -> None:
+    """One session's conversation; every runtime call is recorded in ``log`` before it is made."""
     rng = random.Random(f"session-{options.seed}-{index}")
     await trio.sleep(rng.uniform(0, 2))
-    for _ in range(options.turns):
+    sid = session.session_id
+    for turn in range(options.turns):
         if rng.random() < options.reset_share:
+            log.runtime(sid, trio.current_time(), Reset())
             await session.reset()
         words = rng.sample(_VOCABULARY, rng.randint(1, 3))
         if rng.random() < 0.15:
             words = [rng.choice(_NOISE)]
         text = " ".join(words)
         cancel_after = rng.uniform(0.0, 0.15) if rng.random() < options.cancel_share else None
+        query = UserQuery(query_id=f"turn{turn + 1}", text=text)
+        log.runtime(sid, trio.current_time(), query)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(session.user_query, text)
+            nursery.start_soon(partial(session.user_query, text, query_id=query.query_id))
             if cancel_after is not None:
                 await trio.sleep(cancel_after)
                 await session.abort()
@@ -197,7 +205,7 @@ def run_once(options: SimOptions, *, step_function: StepFunction = step) -> byte
     pool = build_pool(options)
 
     async def main() -> None:
-        async with open_engine(
+        async with open_test_engine(
             StaticSource(pool),
             selector=_SimSelector(options),
             observer=log,
@@ -209,7 +217,7 @@ def run_once(options: SimOptions, *, step_function: StepFunction = step) -> byte
             sessions = [await engine.open_session() for _ in range(options.sessions)]
             async with trio.open_nursery() as nursery:
                 for index, session in enumerate(sessions):
-                    nursery.start_soon(_converse, session, options, index)
+                    nursery.start_soon(_converse, session, options, index, log)
 
     with deterministic_scheduling(options.seed):
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -7,9 +7,18 @@ record (safety) and at the end of the log (liveness):
 ``fast-once``       at most one fast delivery per plan, and only at the initial point
 ``absorbing``       after its terminal record a plan produces nothing but ``ignore``
 ``own-documents``   a plan delivers only documents it was given by its own scan or selector
+``provenance``      a plan recalls for its own query: opened with the text the runtime asked
+                    (where the log records the runtime's calls), its scan started and
+                    completed for that text's digest
+``selector-view``   a selector call carries the manifest ids and digest its plan's scan reported
+``window``          no initial delivery after the plan released the initial wait, which it
+                    releases at most once
+``surfaced``        a plan excludes only documents the runtime of its session received: an
+                    initial block delivered before the release, or a block in reply to a tool result
 ``no-duplicate``    no document is delivered twice by a plan, nor one the session had surfaced
 ``bounded``         a fast block holds at most 2 documents, a refined block at most 5
 ``privacy``         telemetry holds no free text: only its kind, enum values and numbers
+``protocol``        no plan refused an event (a ``reject_event`` effect, a ``protocol_error`` end)
 ``terminates``      (liveness) every plan that opened has ended
 """
 
@@ -21,8 +30,23 @@ import attrs
 import msgspec
 
 from memrecall.engine.render import MAX_FAST_DOCS, MAX_PROMPT_DOCS
-from memrecall.events.effects import Deliver, EmitTelemetry, Ignore
-from memrecall.events.inputs import ScanCompleted, SelectorSucceeded
+from memrecall.events.effects import (
+    CallSelector,
+    Deliver,
+    EmitTelemetry,
+    Ignore,
+    RejectEvent,
+    ReleaseInitialWait,
+    StartScan,
+)
+from memrecall.events.inputs import (
+    Reset,
+    ScanCompleted,
+    SelectorSucceeded,
+    ToolResult,
+    UserQuery,
+    text_digest,
+)
 from memrecall.events.telemetry import (
     DeliveryPoint,
     DeliveryRecord,
@@ -32,7 +56,7 @@ from memrecall.events.telemetry import (
     Strategy,
     TelemetryRecord,
 )
-from memrecall.simulation.eventlog import LogRecord, PlanOpened
+from memrecall.simulation.eventlog import LogRecord, PlanOpened, RuntimeCall
 
 __all__ = ["RULES", "Violation", "check_log"]
 
@@ -58,9 +82,14 @@ RULES = (
     "fast-once",
     "absorbing",
     "own-documents",
+    "provenance",
+    "selector-view",
+    "window",
+    "surfaced",
     "no-duplicate",
     "bounded",
     "privacy",
+    "protocol",
     "terminates",
 )
 
@@ -81,21 +110,44 @@ class Violation:
 @attrs.define
 class _PlanView:
     opened_line: int
-    query: str
+    session: str
+    digest: str
     excluded: frozenset[str]
     given: set[str] = attrs.field(factory=set)
     delivered: set[str] = attrs.field(factory=set)
     terminal: bool = False
     fast: int = 0
+    released: bool = False
+    manifest: tuple[tuple[str, ...], str] | None = None  # the scan's ids and manifest digest
+
+
+def _session_of(record: PlanOpened) -> str:
+    """The session part of a plan id ``<session>/<query id>``."""
+    suffix = "/" + record.query.query_id
+    return record.plan[: -len(suffix)] if record.plan.endswith(suffix) else record.plan
 
 
 def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -> list[Violation]:
     """Check every property on numbered log records; ``final`` adds the liveness check."""
     plans: dict[str, _PlanView] = {}
+    asked: dict[str, str] = {}  # plan id -> the text the runtime asked for
+    received: dict[str, set[str]] = {}  # session -> documents its runtime received
     out: list[Violation] = []
     for line, record in records:
+        if isinstance(record, RuntimeCall):
+            if isinstance(record.event, UserQuery):
+                asked[f"{record.session}/{record.event.query_id}"] = record.event.text
+            elif isinstance(record.event, Reset):
+                received.setdefault(record.session, set()).clear()
+            continue
+        event = None
         if isinstance(record, PlanOpened):
-            view = _PlanView(line, record.query.text, frozenset(record.excluded))
+            view = _PlanView(
+                line,
+                _session_of(record),
+                text_digest(record.query.text),
+                frozenset(record.excluded),
+            )
             plans[record.plan] = view
             effects = record.effects
         else:
@@ -110,11 +162,45 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
         def fail(rule: str, detail: str, line: int = line, plan: str = record.plan) -> None:
             out.append(Violation(line, plan, rule, detail))
 
+        got = received.setdefault(view.session, set())
+        if isinstance(record, PlanOpened):
+            wanted = asked.get(record.plan)
+            if wanted is not None and wanted != record.query.text:
+                fail("provenance", "opened with another text than the runtime asked")
+            if record.options.query_digest != view.digest:
+                fail("provenance", "the plan's options carry another query's digest")
+            if not view.excluded <= got:
+                fail("surfaced", f"excludes {len(view.excluded - got)} documents never received")
+        elif isinstance(event, ScanCompleted):
+            view.manifest = (event.ids, event.manifest_digest)
+            if event.query_digest != view.digest:
+                fail("provenance", "the scan ran for another query's text")
+        elif isinstance(event, Reset):
+            got.clear()
         was_terminal = view.terminal
         for effect in effects:
             if was_terminal and not isinstance(effect, Ignore):
                 fail("absorbing", f"{effect.__struct_config__.tag} after the terminal record")
+            if isinstance(effect, StartScan) and effect.query_digest != view.digest:
+                fail("provenance", "the recall started for another query's text")
+            if isinstance(effect, CallSelector) and (
+                view.manifest != (effect.ids, effect.manifest_digest) or not effect.ids
+            ):
+                fail("selector-view", "the selector call does not carry its scan's manifest")
+            if isinstance(effect, RejectEvent):
+                fail("protocol", f"refused {effect.event} in state {effect.state}: {effect.detail}")
+            if isinstance(effect, ReleaseInitialWait):
+                if view.released:
+                    fail("window", "the initial wait released twice")
+                view.released = True
             if isinstance(effect, Deliver):
+                if effect.point is DeliveryPoint.INITIAL:
+                    if view.released:
+                        fail("window", "an initial delivery after the wait was released")
+                    else:
+                        got.update(effect.paths)
+                elif isinstance(event, ToolResult):
+                    got.update(effect.paths)
                 limit = MAX_FAST_DOCS if effect.phase is Phase.FAST else MAX_PROMPT_DOCS
                 if not 1 <= len(effect.paths) <= limit:
                     fail("bounded", f"{effect.phase} block with {len(effect.paths)} documents")
@@ -138,6 +224,8 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
                         fail("one-terminal", "a second terminal record")
                     else:
                         view.terminal = True
+                    if record_.discard_reason is DiscardReason.PROTOCOL_ERROR:
+                        fail("protocol", "the plan ended with a protocol error")
     if final:
         for plan_id, view in plans.items():
             if not view.terminal:

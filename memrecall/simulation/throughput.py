@@ -20,9 +20,10 @@ import attrs
 import trio
 import trio.testing
 
-from memrecall.actors import Engine, Session, SimulatedSelector, open_engine
+from memrecall.actors import Engine, Session, SimulatedSelector
 from memrecall.simulation.runner import WALL, build_pool, options_for_seed
 from memrecall.sources.source import StaticSource
+from memrecall.testing import open_test_engine
 
 __all__ = ["idle_session_bytes", "main", "open_close_growth", "plans_per_second"]
 
@@ -42,7 +43,7 @@ def plans_per_second(sessions: int = 50, turns: int = 20) -> tuple[int, float]:
             await session.turn_end(tools_requested=False)
 
     async def main() -> None:
-        async with open_engine(
+        async with open_test_engine(
             StaticSource(pool),
             selector=SimulatedSelector(latency=0.3),
             wall_clock=lambda: WALL,
@@ -65,7 +66,7 @@ def idle_session_bytes(sessions: int = 1000) -> float:
     result: list[float] = []
 
     async def main() -> None:
-        async with open_engine(StaticSource(()), scan_in_thread=False) as engine:
+        async with open_test_engine(StaticSource(()), scan_in_thread=False) as engine:
             tracemalloc.start()
             before = tracemalloc.get_traced_memory()[0]
             held = [await engine.open_session() for _ in range(sessions)]
@@ -94,7 +95,7 @@ def open_close_growth(cycles: int = 10_000, warmup: int = 500) -> tuple[int, flo
         await session.close()
 
     async def main() -> None:
-        async with open_engine(
+        async with open_test_engine(
             StaticSource(pool), wall_clock=lambda: WALL, scan_in_thread=False
         ) as engine:
             for index in range(warmup):

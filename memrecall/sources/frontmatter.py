@@ -12,6 +12,8 @@ literally so an existing directory works unchanged:
 4. ``type`` must be exactly one of the four memory types.
 5. title = ``name``, else ``title``, else the type; description = ``description``
    or empty; body = the rest, trimmed.
+6. ``supersedes`` (this project's addition, ignored upstream): the relative path
+   or name of the memory this one replaces, or empty.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class ParsedTopic:
     title: str
     description: str
     body: str
+    supersedes: str = ""
 
 
 # JavaScript's line terminators (``^``/``$`` in multiline mode), so values match upstream
@@ -55,7 +58,7 @@ _LINE_END = "\n\r\u2028\u2029"
 
 _KEYS = {
     key: re.compile(rf"(?:^|(?<=[{_LINE_END}])){key}:[ \t]*([^{_LINE_END}]+)(?=[{_LINE_END}]|\Z)")
-    for key in ("name", "title", "description", "type")
+    for key in ("name", "title", "description", "type", "supersedes")
 }
 
 
@@ -82,4 +85,5 @@ def parse_topic(text: str) -> ParsedTopic | ParseFailure:
         title=title,
         description=_value(frontmatter, "description"),
         body=js_trim(body),
+        supersedes=_value(frontmatter, "supersedes"),
     )

@@ -28,6 +28,7 @@ import enum
 import errno
 import os
 import stat
+from collections.abc import Mapping
 
 import attrs
 
@@ -37,6 +38,8 @@ from memrecall.sources.frontmatter import ParseFailure, parse_topic
 __all__ = [
     "INDEX_FILENAME",
     "MAX_FILE_BYTES",
+    "MEMORY_BASE_VARIABLE",
+    "MEMORY_LOCAL_VARIABLE",
     "Diagnostic",
     "DiagnosticKind",
     "EntryClass",
@@ -45,11 +48,13 @@ __all__ = [
     "ScanResult",
     "TopicFile",
     "classify_entry",
+    "find_git_root",
     "link_fingerprint",
     "list_topic_files",
     "listing_error",
     "loop_diagnostic",
     "overlap_diagnostic",
+    "qwen_project_key",
     "read_topic_file",
     "real_roots",
     "root_check",
@@ -136,6 +141,82 @@ class MemoryTree:
         if user is not None:
             roots.append(Root(Scope.USER, os.path.abspath(user)))
         return cls(tuple(roots), follow_links=follow_links)
+
+    @classmethod
+    def discover(
+        cls,
+        project_root: str | os.PathLike[str],
+        *,
+        environ: Mapping[str, str] | None = None,
+        home: str | os.PathLike[str] | None = None,
+        follow_links: bool = False,
+    ) -> MemoryTree:
+        """The project and user memory roots Qwen Code uses for ``project_root``.
+
+        The memory base is ``$QWEN_CODE_MEMORY_BASE_DIR`` when set, else
+        ``~/.qwen``. The user root is ``<base>/memories``. The project root is
+        ``<base>/projects/<key>/memory``, where ``<key>`` is the git root (the
+        nearest directory at or above ``project_root`` holding a ``.git`` entry,
+        a worktree's ``.git`` file included; else ``project_root`` itself) with
+        every character other than ASCII letters and digits replaced by ``-``
+        (see :func:`qwen_project_key`). With ``QWEN_CODE_MEMORY_LOCAL=1`` the
+        project root is ``<project_root>/.qwen/memory`` instead.
+
+        ``project_root`` is made absolute and symlink-free first (as a process's
+        working directory is). Nothing is created or required to exist: a root
+        that is missing is reported like any missing root (a ``missing_root``
+        diagnostic from the scan, a WARNING from the engine). ``environ``
+        (default ``os.environ``) and ``home`` (default ``~``) are for tests and
+        for runtimes that pass Qwen Code's settings explicitly.
+        """
+        root = os.fspath(project_root) if isinstance(project_root, os.PathLike) else project_root
+        if not isinstance(root, str):
+            raise TypeError(f"project_root must be a str or path, got {type(root).__name__}")
+        if root == "":
+            raise ValueError("project_root must not be empty (use '.' for this directory)")
+        env = os.environ if environ is None else environ
+        project = os.path.realpath(os.path.abspath(root))
+        base = env.get(MEMORY_BASE_VARIABLE) or os.path.join(
+            os.path.expanduser("~") if home is None else os.fspath(home), ".qwen"
+        )
+        base = os.path.abspath(base)
+        if env.get(MEMORY_LOCAL_VARIABLE) == "1":
+            project_memory = os.path.join(project, ".qwen", "memory")
+        else:
+            key = qwen_project_key(find_git_root(project) or project)
+            project_memory = os.path.join(base, "projects", key, "memory")
+        return cls(
+            (Root(Scope.PROJECT, project_memory), Root(Scope.USER, os.path.join(base, "memories"))),
+            follow_links=follow_links,
+        )
+
+
+MEMORY_BASE_VARIABLE = "QWEN_CODE_MEMORY_BASE_DIR"
+"""Environment variable: Qwen Code's memory base directory (default ``~/.qwen``)."""
+
+MEMORY_LOCAL_VARIABLE = "QWEN_CODE_MEMORY_LOCAL"
+"""Environment variable: ``1`` keeps project memory in ``<project>/.qwen/memory``."""
+
+
+def find_git_root(path: str) -> str | None:
+    """The nearest directory at or above ``path`` holding a ``.git`` entry (dir or file)."""
+    current = path
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def qwen_project_key(path: str) -> str:
+    """Qwen Code's directory name for a project: every UTF-16 code unit of ``path`` that is
+    not an ASCII letter or digit becomes ``-`` (a character beyond U+FFFF gives two)."""
+    return "".join(
+        char if char.isascii() and char.isalnum() else "-" * (2 if ord(char) > 0xFFFF else 1)
+        for char in path
+    )
 
 
 @attrs.frozen
@@ -367,6 +448,7 @@ def read_topic_file(
         description=parsed.description,
         body=parsed.body,
         mtime=info.st_mtime,
+        supersedes=parsed.supersedes,
     )
     return document, diagnostics
 

@@ -44,9 +44,6 @@ class IncrementalIndex:
         self._vocabulary: list[str] = []
         self._length_sum = [0] * len(FIELDS)
         self._filled = [0] * len(FIELDS)
-        # identity -> ids: versions of one memory (same title and description) rank together
-        self._identities: dict[str, set[str]] = {}
-        self._shared = 0  # identities held by two documents or more
         self._values: dict[str, _Values] = {}
         self._credited: dict[str, _Values] = {}
         self._norms: dict[str, tuple[float, ...]] = {}
@@ -89,11 +86,6 @@ class IncrementalIndex:
                     bisect.insort(self._vocabulary, term)
                 else:
                     row.add(doc)
-        if features.identity != "\x00":
-            members = self._identities.setdefault(features.identity, set())
-            members.add(doc)
-            if len(members) == 2:
-                self._shared += 1
         self._invalidate()
 
     def remove(self, doc: str) -> None:
@@ -115,13 +107,6 @@ class IncrementalIndex:
                     del self._postings[term]
                     at = bisect.bisect_left(self._vocabulary, term)
                     del self._vocabulary[at]
-        members = self._identities.get(features.identity)
-        if members is not None:
-            if len(members) == 2:
-                self._shared -= 1
-            members.discard(doc)
-            if not members:
-                del self._identities[features.identity]
         self._invalidate()
 
     # ------------------------------------------------------------------ scoring
@@ -237,19 +222,11 @@ class IncrementalIndex:
         only: Collection[str] | None = None,
     ) -> list[str]:
         """The best ``limit`` scored documents, leaving out ``excluded`` (and, when given,
-        everything not in ``only``), in ``FieldedIndex`` order: versions of one memory at
-        their best score, then mtime newest first, then id."""
+        everything not in ``only``), in ``FieldedIndex`` order: score, then mtime newest
+        first, then id."""
         own = {d: v for d, v in scores.items() if d not in excluded and (only is None or d in only)}
         order = own
-        identities = self._identities
         features = self._features
-        if self._shared:
-            grouped = [d for d in own if len(identities.get(features[d].identity, ())) > 1]
-            if grouped:
-                order = dict(own)
-                for d in grouped:
-                    members = identities[features[d].identity]
-                    order[d] = max(own.get(m, 0.0) for m in members)
         if not order:
             return []
         if len(order) > limit:
@@ -273,14 +250,6 @@ class IncrementalIndex:
             mass += qt.weight * (idf_max if idf is None else idf)
         return min(mass, self.params.saturation * idf_max)
 
-    def superseded(self, doc: str) -> bool:
-        """True when a newer version of the same memory (same identity) is indexed."""
-        members = self._identities.get(self._features[doc].identity, ())
-        if len(members) < 2:
-            return False
-        newest = max(self._features[m].mtime for m in members)
-        return self._features[doc].mtime < newest
-
     def best(
         self,
         query: str,
@@ -295,8 +264,8 @@ class IncrementalIndex:
         Exact, not approximate: when a query has both rare and common terms, only documents
         holding a rare term are scored, and the answer is used only if the limit-th of them
         beats the most any other document could score (the common terms' best values
-        summed); a one-term query walks that term's documents best first. Anything else, and
-        pools with versions of one memory, take the full pass.
+        summed); a one-term query walks that term's documents best first. Anything else takes
+        the full pass.
         """
         terms: list[tuple[float, str, _Values]] = []
         for qt in query_terms(query):
@@ -315,7 +284,7 @@ class IncrementalIndex:
         def allowed(doc: str) -> bool:
             return doc not in excluded and (only is None or doc in only)
 
-        if terms and not self._shared:
+        if terms:
             if len(terms) == 1:
                 return self._walk(terms[0], limit, allowed), score
             many = len(self._features) // 8

@@ -144,8 +144,6 @@ class StoreRanker:
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0
             judgement = thresholds.judge(coverage, own / idf_max)
-            if judgement is Judgement.STRONG and index.superseded(doc):
-                judgement = Judgement.WEAK
             if not keep_none and judgement is Judgement.NONE:
                 continue
             out.append((self._source.position(doc), judgement, own))

@@ -8,6 +8,16 @@ only queues the encoded line and a worker thread writes it.
 The engine wraps every sink it is given in a :class:`GuardedSink`: a sink that
 raises is logged once (a WARNING naming it) and skipped from then on, so a
 broken sink never takes the engine or the other sinks down.
+
+Correlation: a runtime may pass an opaque value per turn
+(``session.user_query(..., correlation=obj)``). A sink that wants to know which
+turn a record belongs to implements ``emit_correlated(record, correlation)``
+(:class:`CorrelatedSink`); it is then called instead of ``emit`` and gets the
+value (``None`` when the turn passed none). A sink with ``emit`` only is called
+as before. The value travels beside the record: it is never stored in the
+record, the telemetry file or the event log. Sinks are also called inside the
+context (:mod:`contextvars`) of the ``user_query`` call that started the plan,
+so a ``ContextVar`` the runtime set around that call reads the same in the sink.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from memrecall.events.telemetry import TelemetryRecord
 
 __all__ = [
     "DEFAULT_QUEUE_RECORDS",
+    "CorrelatedSink",
     "GuardedSink",
     "JsonlSink",
     "MemorySink",
@@ -43,6 +54,14 @@ class TelemetrySink(Protocol):
 
     def emit(self, record: TelemetryRecord) -> None:
         """Take one record. Must not block for long; a raise disables the sink."""
+        ...
+
+
+class CorrelatedSink(Protocol):
+    """A sink that is told which turn each record belongs to (see the module docstring)."""
+
+    def emit_correlated(self, record: TelemetryRecord, correlation: object) -> None:
+        """Take one record and the turn's correlation value (``None`` if the turn gave none)."""
         ...
 
 
@@ -75,23 +94,35 @@ class GuardedSink:
     exception type once the sink has failed.
     """
 
-    def __init__(self, sink: TelemetrySink) -> None:
+    def __init__(self, sink: TelemetrySink | CorrelatedSink) -> None:
         self.sink = sink
         self.name = sink_name(sink)
         self.failure: str | None = None
 
     def emit(self, record: TelemetryRecord) -> None:
-        """Pass the record on, unless the sink has failed before."""
+        """Pass the record on (with no correlation value), unless the sink has failed before."""
+        self.emit_correlated(record, None)
+
+    def emit_correlated(self, record: TelemetryRecord, correlation: object) -> None:
+        """Pass the record on: to ``emit_correlated`` if the sink has one, else to ``emit``."""
         if self.failure is not None:
             return
         try:
-            self.sink.emit(record)
+            correlated = getattr(self.sink, "emit_correlated", None)
+            if callable(correlated):
+                correlated(record, correlation)
+            else:
+                self.sink.emit(record)  # type: ignore[union-attr]
         except Exception as exc:
             self.failure = type(exc).__name__
             log.warning(
                 "telemetry sink %s failed (%s); it is skipped from now on", self.name, self.failure
             )
             log.debug("telemetry sink %s failure", self.name, exc_info=exc)
+
+    def bind(self, correlation: object) -> TelemetrySink:
+        """A sink for one turn: its ``emit(record)`` passes ``correlation`` along."""
+        return _TurnSink(self, correlation)
 
     def flush(self) -> None:
         """Flush the wrapped sink if it can be flushed and has not failed."""
@@ -102,6 +133,17 @@ class GuardedSink:
             except Exception as exc:
                 self.failure = type(exc).__name__
                 log.warning("telemetry sink %s failed to flush (%s)", self.name, self.failure)
+
+
+@attrs.frozen
+class _TurnSink:
+    """One turn's view of a guarded sink: the turn's correlation value goes with each record."""
+
+    guarded: GuardedSink
+    correlation: object
+
+    def emit(self, record: TelemetryRecord) -> None:
+        self.guarded.emit_correlated(record, self.correlation)
 
 
 DEFAULT_QUEUE_RECORDS: Final = 10_000

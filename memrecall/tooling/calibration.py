@@ -55,8 +55,12 @@ __all__ = [
 DEPTH = 10
 """Matches kept per case: enough that filtering the first ones still leaves five."""
 
-FAST_PRECISION_TARGET = 0.95
-"""The fast-path precision the strong thresholds must reach on the fitted cases."""
+FAST_PRECISION_TARGET = 0.96
+"""The fast-path precision the strong thresholds must reach on the fitted cases.
+
+One point above the 0.95 floor the project holds the whole corpus to: fitted on
+half the cases, a fit that just reaches the floor lands below it on the other half
+(issue 18: 0.954 fitted, 0.939 held out)."""
 
 _OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
 

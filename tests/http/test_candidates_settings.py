@@ -163,3 +163,33 @@ async def test_saved_memory_off_stops_the_agent_not_the_manager(server: Server) 
     assert r.status_code == 201  # the user may still manage their memories by hand
     result = await server.governed.search(server.ctx(), "tea")
     assert not hasattr(result, "hits")  # the agent reads nothing
+
+
+async def test_a_changed_target_rebases_the_candidate_with_409(server: Server) -> None:
+    made = await server.alice.post(
+        "/me/core-memories", json={"key": "editor", "content": "likes vim", "category": "pref"}
+    )
+    mid = made.json()["memory_id"]
+    cid = await _propose(server, content="likes vim and tmux")
+    r = await server.alice.post(
+        f"/me/memory-candidates/{cid}/accept",
+        json={"scope_type": "workspace", "workspace_type": "research"},
+    )
+    assert (r.status_code, r.json()["error"]) == (422, "invalid_input")  # scope: new ones only
+    await server.alice.patch(
+        f"/me/core-memories/{mid}", json={"content": "likes helix", "expected_revision": 1}
+    )
+    r = await server.alice.post(f"/me/memory-candidates/{cid}/accept")
+    assert r.status_code == 409
+    body = r.json()
+    assert (body["error"], body["rebased"]) == ("candidate_rebased", True)
+    assert (body["candidate"]["status"], body["candidate"]["expected_revision"]) == ("pending", 2)
+    current = (await server.alice.get(f"/me/core-memories/{mid}")).json()
+    assert (current["content"], current["revision"]) == ("likes helix", 2)  # never overwritten
+    assert body["memory"] in (None, current)
+    r = await server.alice.post(f"/me/memory-candidates/{cid}/accept")
+    assert r.status_code == 200
+    assert (r.json()["memory"]["content"], r.json()["memory"]["revision"]) == (
+        "likes vim and tmux",
+        3,
+    )

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,6 +26,9 @@ from memrecall.store import (
     visible_scopes,
 )
 from memrecall.store.source import StoreSource, record_document
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 from .helpers import GLOBAL, LEARNING, T0, TEACHING, ManualClock, new_memory
 
@@ -216,7 +219,7 @@ def _lines_for_one_write(tmp_path: Path, size: int) -> tuple[int, StoreSource]:
     store.save(new_memory(key="boat", content="the walnut boat is blue"), T0)
     lines = 0
 
-    def trace(frame: FrameType, event: str, _arg: object) -> Callable[..., object] | None:
+    def trace(frame: FrameType, event: str, _arg: object) -> TraceFunction | None:
         nonlocal lines
         if "memrecall" not in frame.f_code.co_filename:
             return None

@@ -94,7 +94,7 @@ def test_the_confusion_counts_match_what_recall_prints() -> None:
             )
             key = (gold, printed.get(r.id, "none"))
             counts[key] = counts.get(key, 0) + 1
-    assert len(kept) >= 40  # cases whose every candidate fits in 50 rows
+    assert len(kept) >= 20  # enough cases whose every candidate fits in 50 rows
     report = score_match(attrs.evolve(corpus, cases=tuple(kept)))
     for gold, row in report.confusion.items():
         for predicted, n in row.items():

@@ -10,10 +10,22 @@ of itself (``charged``/``charges``, ``магазин``/``магазины``) at
 :attr:`Params.variant` of the exact credit, but never a longer unrelated word
 (``owner`` is not ``ownership``, ``tea`` is not ``team``).
 
-Ranking: score descending, then mtime descending, then input order. Versions
-of one memory (documents with the same title and description) rank together
-at the best of their scores, newest first, and an older version is never
-judged strong (the reference scorer gets the same order from its ties).
+Ranking: score descending, then mtime descending, then input order, with
+three rules about time (docs/decisions.md, issue 18):
+
+* **Freshness prior.** The order (never the judgement) uses the score times
+  ``1 + freshness × 0.5 ** (age / half_life)``, age measured from the pool's
+  newest document: at most :attr:`Params.freshness` apart, so it only decides
+  near-ties.
+* **Same-subject pairs.** Among the first :attr:`Params.subject_window`, a newer
+  document about the same subject as an older one ranked above it (their
+  idf-weighted term overlap is at least :attr:`Params.subject`) moves just above
+  it when it scores at least :attr:`Params.subject_ratio` of the older one; the
+  older one is then never judged strong.
+* **Explicit supersession.** A document whose ``supersedes`` names another
+  (by relative path, or by name when exactly one other document has it) makes
+  that one an older version: it ranks right after its successor when both
+  match, and is never judged strong. Equal titles alone mean nothing.
 
 The judgement (:class:`~memrecall.engine.scoring.judgement.Judgement`) is absolute:
 it compares two figures of one document against calibrated thresholds, never
@@ -120,6 +132,21 @@ class Params:
     """Coverage is measured against at most this many of the rarest possible terms."""
     second: float = 0.8
     """The second fast document must score at least this share of the first."""
+    freshness: float = 0.05
+    """Most the freshness prior can add to a document's ordering score (a share)."""
+    half_life: float = 180.0
+    """Days after which the freshness prior has halved (age from the pool's newest document)."""
+    subject: float = 0.25
+    """Idf-weighted term overlap at which two documents are about the same subject."""
+    subject_query: float = 0.5
+    """Share of the matched query weight both documents of a same-subject pair must match."""
+    subject_gap: float = 14.0
+    """Days at least between the two documents of a same-subject pair: notes written
+    within the same fortnight are companions, not one updating the other."""
+    subject_ratio: float = 0.35
+    """A newer same-subject document overtakes an older one from this share of its score."""
+    subject_window: int = 8
+    """How many of the best-ranked documents the same-subject rule looks at."""
     min_pool: int = 20
     """idf is computed as if the pool held at least this many documents. In a
     tree of a handful of memories every word is "common" by the plain formula,
@@ -138,8 +165,10 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
     counts: tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]
     lengths: tuple[int, int, int, int]
     mtime: float
-    identity: str
-    """Normalised title and description: documents sharing it are versions of one memory."""
+    handles: tuple[str, str]
+    """Normalised relative path (without ``.md``) and name: what a ``supersedes`` link can name."""
+    supersedes: str
+    """The normalised ``supersedes`` link (empty when none)."""
 
     @classmethod
     def of(
@@ -165,10 +194,20 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             counts=(counts[0], counts[1], counts[2], counts[3]),
             lengths=(lengths[0], lengths[1], lengths[2], lengths[3]),
             mtime=document.mtime,
-            identity=normalize(document.title).strip()
-            + "\x00"
-            + normalize(document.description).strip(),
+            handles=(link_target(document.relative_path), link_target(document.title)),
+            supersedes=link_target(document.supersedes),
         )
+
+
+def link_target(text: str) -> str:
+    """How a ``supersedes`` link and the names it may match are compared: NFKC,
+    lower case, trimmed, without a leading ``./`` or a trailing ``.md``."""
+    target = normalize(text).strip().replace("\\", "/")
+    while target.startswith("./"):
+        target = target[2:]
+    if target.endswith(".md"):
+        target = target[:-3]
+    return target.strip()
 
 
 @attrs.frozen
@@ -263,12 +302,12 @@ class FieldedPool:
     non-negative int: a catalog's slot), per field the term -> {key: count}
     postings and each key's field length, the document frequencies, the sorted
     vocabulary, the field length totals (and how many documents have each
-    length) and the versions of each memory. :meth:`add` and :meth:`remove`
+    length), what ``supersedes`` links name and the links. :meth:`add` and :meth:`remove`
     cost what the document holds, never a pass over the pool; :meth:`view`
     publishes an immutable :class:`FieldedIndex` over the pool in a given
     order. Containers a view reads are copied before the next change (copy on
     write; a term's postings only when that term changes), so a view stays
-    valid while the pool moves on (identities and length totals are read only
+    valid while the pool moves on (links and length totals are read only
     while a view is made). Not thread-safe itself: the owner serialises
     changes and :meth:`view`; views may be used from any thread.
     """
@@ -285,9 +324,10 @@ class FieldedPool:
         self._vocabulary: list[str] = []
         self._length_sum = [0] * len(FIELDS)
         self._length_counts: list[dict[int, int]] = [{} for _ in FIELDS]
-        self._identities: dict[str, set[int]] = {}
-        self._shared: set[str] = set()
-        """Identities held by two documents or more (versions of one memory)."""
+        self._handles: tuple[dict[str, set[int]], dict[str, set[int]]] = ({}, {})
+        """Keys by normalised relative path, and by normalised name."""
+        self._links: dict[int, str] = {}
+        """Keys whose document has a ``supersedes`` link, and its target."""
         self._published = False
         self._owned: set[tuple[int, str]] = set()
         """(field, term) postings created or copied since the last view."""
@@ -416,13 +456,9 @@ class FieldedPool:
         else:
             was, now = set().union(*old.counts), set().union(*features.counts)
             self._count_terms(was - now, now - was)
-        if old is not None and old.identity != features.identity:
-            self._leave(key, old.identity)
-        if features.identity != "\x00":
-            members = self._identities.setdefault(features.identity, set())
-            members.add(key)
-            if len(members) > 1:
-                self._shared.add(features.identity)
+        if old is not None:
+            self._leave(key, old)
+        self._join(key, features)
 
     def extend(self, items: Iterable[tuple[int, DocumentFeatures]]) -> None:
         """Index many documents under new keys at once (a cold start, a loaded cache).
@@ -460,11 +496,7 @@ class FieldedPool:
                     else:
                         row[key] = count
             terms.extend(set().union(*feature.counts))
-            if feature.identity != "\x00":
-                members = self._identities.setdefault(feature.identity, set())
-                members.add(key)
-                if len(members) > 1:
-                    self._shared.add(feature.identity)
+            self._join(key, feature)
         counted = collections.Counter(terms)
         new = [term for term in counted if term not in df]
         for term, n in counted.items():
@@ -481,14 +513,45 @@ class FieldedPool:
         else:
             del self._row(field, term)[key]
 
-    def _leave(self, key: int, identity: str) -> None:
-        members = self._identities.get(identity)
-        if members is not None:
-            members.discard(key)
-            if len(members) < 2:
-                self._shared.discard(identity)
-            if not members:
-                del self._identities[identity]
+    def _join(self, key: int, features: DocumentFeatures) -> None:
+        """Record what a ``supersedes`` link can name this document by, and its own link."""
+        for handles, handle in zip(self._handles, features.handles, strict=True):
+            if handle:
+                handles.setdefault(handle, set()).add(key)
+        if features.supersedes:
+            self._links[key] = features.supersedes
+
+    def _leave(self, key: int, features: DocumentFeatures) -> None:
+        for handles, handle in zip(self._handles, features.handles, strict=True):
+            members = handles.get(handle)
+            if members is not None:
+                members.discard(key)
+                if not members:
+                    del handles[handle]
+        self._links.pop(key, None)
+
+    def _successors(self) -> dict[int, set[int]]:
+        """Superseded key -> the keys of the documents whose links name it.
+
+        A link names every document with that relative path, else the one
+        document with that name (a name several others share names nothing);
+        a link naming nothing, or two documents naming each other, supersedes
+        nothing.
+        """
+        by_path, by_name = self._handles
+        edges: set[tuple[int, int]] = set()
+        for key, target in self._links.items():
+            named = by_path.get(target, set()) - {key}
+            if not named:
+                named = by_name.get(target, set()) - {key}
+                if len(named) != 1:
+                    continue
+            edges.update((old, key) for old in named)
+        found: dict[int, set[int]] = {}
+        for old, new in edges:
+            if (new, old) not in edges:
+                found.setdefault(old, set()).add(new)
+        return found
 
     def remove(self, key: int) -> None:
         """Drop the document under ``key`` (no-op when absent); unused terms leave."""
@@ -503,7 +566,7 @@ class FieldedPool:
             for term in counts:
                 self._unpost(i, term, key)
         self._count_terms(set().union(*features.counts), ())
-        self._leave(key, features.identity)
+        self._leave(key, features)
 
     def _averages(self) -> tuple[float, ...]:
         return tuple(
@@ -654,17 +717,21 @@ class FieldedIndex:
         self._variants: dict[str, list[tuple[str, float]]] = {}
         self._merged: dict[str, tuple[Sequence[int], Sequence[float]]] = {}
         self._merged_size = 0
-        # versions of one memory (same title and description): newest is current
-        self._group: dict[int, tuple[int, ...]] = {}
-        self._superseded: set[int] = set()
+        # explicit supersession (``supersedes`` links): older position -> newer position
         where = self._where
-        for identity in pool._shared:
-            members = tuple(sorted(where(key) for key in pool._identities[identity]))
-            newest = max(self._mtimes[i] for i in members)
-            for i in members:
-                self._group[i] = members
-                if self._mtimes[i] < newest:
-                    self._superseded.add(i)
+        # several successors: the newest (then the first in order) counts
+        self._successor = {
+            where(old): min((where(n) for n in new), key=lambda i: (-self._mtimes[i], i))
+            for old, new in pool._successors().items()
+        }
+        # the freshness prior, per position: 1 + freshness × 0.5 ** (age / half life)
+        newest = max(self._mtimes, default=0.0)
+        half_life = p.half_life * 86_400.0
+        self._prior = [
+            1.0 + p.freshness * 0.5 ** (max(0.0, newest - mtime) / half_life)
+            for mtime in self._mtimes
+        ]
+        self._subjects: dict[int, tuple[frozenset[str], float]] = {}
 
     def _where(self, key: int) -> int:
         return key if self._position is None else self._position[key]
@@ -806,21 +873,25 @@ class FieldedIndex:
             self._merged[term] = merged
         return merged
 
-    def _score(self, query: str) -> tuple[dict[int, float], float]:
-        """Every matching document's score, and the query's own weight (for coverage)."""
+    def _score(self, query: str) -> tuple[dict[int, float], float, list[tuple[str, str, float]]]:
+        """Every matching document's score, the query's own weight (for coverage), and its
+        terms (term, kind, weight × idf) that the pool knows."""
         scores: dict[int, float] = {}
         get = scores.get
         mass = 0.0
         idf_max = self._idf_max
+        terms = []
         for qt in query_terms(query):
             idf = self._idf(qt.term)
             mass += qt.weight * (idf_max if idf is None else idf)
             docs, values = self._credited(qt.term, qt.kind)
+            if docs:
+                terms.append((qt.term, qt.kind, qt.weight * (idf or 0.0)))
             weight = qt.weight
             for doc, value in zip(docs, values, strict=True):
                 scores[doc] = get(doc, 0.0) + weight * value
             self._checkpoint()
-        return scores, min(mass, self.params.saturation * idf_max)
+        return scores, min(mass, self.params.saturation * idf_max), terms
 
     def _floor(self, mass: float) -> float:
         """The lowest score a document judged weak (or better) can have for this query."""
@@ -841,28 +912,34 @@ class FieldedIndex:
         ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
         callers can derive several answers from one pass).
         """
-        scores, mass = self._score(query)
+        scores, mass, terms = self._score(query)
         if not scores:
             return []
         lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
         own = {i: v for i, v in scores.items() if v > 0.0 and v >= lowest and i not in exclude}
-        order = own
-        if self._group:
-            # versions of one memory rank together, at their best score, newest first
-            order = dict(own)
+        prior = self._prior
+        order = {i: v * prior[i] for i, v in own.items()}
+        successor = self._successor
+        if successor:
+            # an explicitly superseded document ranks right after its successor
             for i in own:
-                members = self._group.get(i)
-                if members:
-                    order[i] = max(own.get(j, 0.0) for j in members)
+                new = successor.get(i)
+                if new is not None and new in order:
+                    order[i] = min(order[i], order[new] * (1 - 1e-9))
         mtimes = self._mtimes
 
         def key(i: int) -> tuple[float, float, int]:
             return (-order[i], -mtimes[i], i)
 
-        if limit is not None and len(order) > 2 * limit:
-            ranked = heapq.nsmallest(limit, order, key=key)
+        window = self.params.subject_window
+        wanted = None if limit is None else max(limit, window)
+        if wanted is not None and len(order) > 2 * wanted:
+            ranked = heapq.nsmallest(wanted, order, key=key)
         else:
-            ranked = sorted(order, key=key)[:limit]
+            ranked = sorted(order, key=key)
+        stale = self._same_subject(ranked, order, terms)
+        if limit is not None:
+            ranked = ranked[:limit]
         judge = self.thresholds.judge
         idf_max = self._idf_max
         out = []
@@ -870,12 +947,92 @@ class FieldedIndex:
             coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
             evidence = own[i] / idf_max
             judgement = judge(coverage, evidence)
-            if judgement is Judgement.STRONG and i in self._superseded:
+            if judgement is Judgement.STRONG and (i in successor or i in stale):
                 judgement = Judgement.WEAK  # an older version is never fast-delivered
             if floor and not keep_none and judgement is Judgement.NONE:
                 continue
             out.append(Match(i, own[i], judgement, coverage, evidence))
         return out
+
+    def _subject(self, i: int) -> tuple[frozenset[str], float]:
+        """A document's subject terms (title, description, rendered body) and their idf sum."""
+        known = self._subjects.get(i)
+        if known is None:
+            counts = self._doc_features[self._keys_order[i]].counts
+            terms = frozenset().union(counts[0], counts[1], counts[2])
+            known = (terms, sum(self._idf(t) or 0.0 for t in terms))
+            if len(self._subjects) < 50_000:
+                self._subjects[i] = known
+        return known
+
+    def same_subject(self, a: int, b: int) -> bool:
+        """True when two documents (pool positions) are about the same subject: the
+        idf-weighted share of the smaller one's subject terms that the other has
+        reaches :attr:`Params.subject`."""
+        terms_a, weight_a = self._subject(a)
+        terms_b, weight_b = self._subject(b)
+        smaller = min(weight_a, weight_b)
+        if smaller <= 0.0:
+            return False
+        shared = sum(self._idf(t) or 0.0 for t in terms_a & terms_b)
+        return shared >= self.params.subject * smaller
+
+    def _same_subject(
+        self, ranked: list[int], order: dict[int, float], terms: Sequence[tuple[str, str, float]]
+    ) -> set[int]:
+        """Fresher facts first: move a newer same-subject document above an older one.
+
+        Two documents written at least :attr:`Params.subject_gap` days apart are
+        a same-subject pair for this query when their subjects overlap
+        (:meth:`same_subject`) and they answer the query with the same words:
+        the query terms both match weigh at least :attr:`Params.subject_query`
+        of those either matches (weight × idf).
+        Works in place on the first :attr:`Params.subject_window` of ``ranked``;
+        returns the older documents of pairs whose newer one now ranks above
+        them (never judged strong).
+        """
+        p = self.params
+        mtimes = self._mtimes
+        top = ranked[: p.subject_window]
+        if len(top) < 2 or max(mtimes[i] for i in top) - min(mtimes[i] for i in top) < (
+            p.subject_gap * 86_400.0
+        ):
+            return set()
+        matched: dict[int, set[int]] | None = None
+
+        def agree(a: int, b: int) -> bool:
+            nonlocal matched
+            if not self.same_subject(a, b):
+                return False
+            if matched is None:
+                matched = {i: set() for i in top}
+                for t, (term, kind, _) in enumerate(terms):
+                    for doc in self._credited(term, kind)[0]:
+                        hits = matched.get(doc)
+                        if hits is not None:
+                            hits.add(t)
+            ta, tb = matched.get(a, set()), matched.get(b, set())
+            either = sum(terms[t][2] for t in ta | tb)
+            both = sum(terms[t][2] for t in ta & tb)
+            return either > 0.0 and both >= p.subject_query * either
+
+        gap = p.subject_gap * 86_400.0
+        stale: set[int] = set()
+        for b in range(1, len(top)):
+            current = ranked[b]
+            for a in range(b):
+                above = ranked[a]
+                if abs(mtimes[above] - mtimes[current]) < gap:
+                    continue
+                if mtimes[above] > mtimes[current]:
+                    if agree(above, current):
+                        stale.add(current)
+                        break
+                elif order[current] >= p.subject_ratio * order[above] and agree(above, current):
+                    ranked.insert(a, ranked.pop(b))
+                    stale.add(above)
+                    break
+        return stale
 
     def matches(
         self, query: str, *, exclude: Collection[int] = (), limit: int | None = None

@@ -1,0 +1,196 @@
+"""Issue 18: no identity by title; supersession only from an explicit link; fresher facts first.
+
+Documents sharing a title are separate memories. A ``supersedes:`` frontmatter line names
+the memory a document replaces (by relative path, or by name when exactly one other
+document has it); the named one then ranks after its successor and is never fast-delivered.
+Without a link, a newer memory about the same subject overtakes an older one it nearly
+matches, and a bounded freshness prior decides near-ties.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from memrecall.engine.scoring.fielded import FieldedIndex, Params, link_target
+from memrecall.engine.scoring.judgement import Judgement, Thresholds
+from memrecall.events.documents import MemoryDocument
+from memrecall.sources.frontmatter import ParsedTopic, parse_topic
+from memrecall.sources.scanner import MemoryTree, scan_tree
+from tests.factories import memory
+
+OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
+DAY = 86_400.0
+
+
+def note(
+    name: str,
+    body: str,
+    *,
+    title: str = "Meeting notes",
+    description: str = "",
+    days: float = 0.0,
+    supersedes: str = "",
+) -> MemoryDocument:
+    """A memory at ``<name>.md`` written ``days`` after the epoch."""
+    document = memory(title, description, body, name=name, mtime=days * DAY)
+    return msgspec.structs.replace(document, supersedes=supersedes)
+
+
+MEETINGS = [
+    note("payments", "Refund webhooks move to the refunds-v2 queue; Aisha owns it.", days=30),
+    note("mobile", "The iOS 5.2 submission moves to 14 July; Android ships first.", days=100),
+    note("search", "The Elasticsearch 8 upgrade is postponed to the third quarter.", days=160),
+]
+
+
+def test_equal_titles_are_separate_memories() -> None:
+    index = FieldedIndex.of(MEETINGS, thresholds=OPEN)
+    query = "meeting notes about refund webhooks"
+    assert index.rank(query, 5)[0] == 0  # the oldest, which holds the answer
+    assert dict(index.judge(query))[0] is Judgement.STRONG
+
+
+def test_the_supersedes_line_is_parsed_and_scanned(tmp_path: Path) -> None:
+    text = "---\ntype: project\nname: On-call\nsupersedes: ./oncall/q1.md \n---\nMarco, Dana"
+    parsed = parse_topic(text)
+    assert isinstance(parsed, ParsedTopic)
+    assert parsed.supersedes == "./oncall/q1.md"
+    plain = parse_topic("---\ntype: project\nname: On-call\n---\nMarco")
+    assert isinstance(plain, ParsedTopic)
+    assert plain.supersedes == ""
+    (tmp_path / "q3.md").write_text(text, encoding="utf-8")
+    scanned = scan_tree(MemoryTree.of(project=str(tmp_path)))
+    assert [d.supersedes for d in scanned.documents] == ["./oncall/q1.md"]
+
+
+@pytest.mark.parametrize(
+    ("written", "names"),
+    [("./oncall/Q1.md", "oncall/q1"), ("On-call rotation ", "on-call rotation")],
+)
+def test_link_targets_compare_loosely(written: str, names: str) -> None:
+    assert link_target(written) == names
+
+
+OLD = note(
+    "oncall/q1", "On-call order: Priya, Marco, Dana. Handoff Monday.", title="On-call", days=1
+)
+NEW_BODY = "Yusuf joined; Priya left."
+
+
+@pytest.mark.parametrize("link", ["oncall/q1.md", "./oncall/q1", "On-call"])
+def test_a_linked_older_memory_ranks_after_its_successor_and_is_never_strong(link: str) -> None:
+    new = note("oncall/q3", NEW_BODY + " Order and handoff unchanged.", title="Rota", days=2)
+    pool = [OLD, msgspec.structs.replace(new, supersedes=link)]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    query = "on-call order and handoff"
+    scores = {m.index: m.score for m in index.matches(query)}
+    assert scores[0] > scores[1]  # the old one shares more words with the query
+    assert index.rank(query, 5) == [1, 0]
+    assert dict(index.judge(query))[0] is Judgement.WEAK
+    assert index.fast(query) == [1]
+    # without the successor in the pool (or when it does not match), the old one stands alone
+    assert index.rank(query, 5, exclude={1}) == [0]
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        # a link that names nothing
+        [OLD, note("q3", NEW_BODY + " handoff", title="Rota", days=2, supersedes="gone.md")],
+        # a name two other documents share: ambiguous, so no link
+        [
+            OLD,
+            note("other", "Handoff of the on-call laptop.", title="On-call", days=1.5),
+            note("q3", NEW_BODY + " handoff", title="Rota", days=2, supersedes="On-call"),
+        ],
+        # two documents naming each other
+        [
+            msgspec.structs.replace(OLD, supersedes="q3"),
+            note("q3", NEW_BODY + " handoff", title="Rota", days=2, supersedes="oncall/q1"),
+        ],
+    ],
+    ids=["dangling", "ambiguous-name", "mutual"],
+)
+def test_links_that_name_no_single_document_supersede_nothing(
+    pool: list[MemoryDocument],
+) -> None:
+    index = FieldedIndex.of(pool, thresholds=OPEN, params=Params(subject=2.0))
+    query = "on-call order and handoff"
+    assert index.rank(query, 5)[0] == 0
+    assert dict(index.judge(query))[0] is Judgement.STRONG
+
+
+LEDGER_OLD = note(
+    "ledger-deploy",
+    "Run make deploy-ledger from the ops repo, watch the ledger-api dashboards, post in #deploys."
+    " Deploy the ledger service to production between 10:00 and 16:00.",
+    title="Ledger deploy procedure",
+    description="How to deploy the ledger service to production",
+    days=0,
+)
+LEDGER_NEW = note(
+    "ledger-canary",
+    "make deploy-ledger is retired: merging to main sends ledger-api traffic to a canary"
+    " through Argo Rollouts. Still post in #deploys.",
+    title="Ledger deploys go through a canary",
+    description="Since April the ledger ships with Argo Rollouts",
+    days=300,
+)
+UNRELATED = note(
+    "cafeteria",
+    "The cafeteria deploys a new ledger of lunch vouchers every quarter.",
+    title="Lunch vouchers",
+    days=300,
+)
+
+
+def test_a_newer_memory_on_the_same_subject_overtakes_an_older_one() -> None:
+    index = FieldedIndex.of([LEDGER_OLD, LEDGER_NEW], thresholds=OPEN)
+    query = "ledger deploy procedure: make deploy-ledger and #deploys"
+    scores = {m.index: m.score for m in index.matches(query)}
+    assert scores[0] > scores[1]
+    assert index.rank(query, 5)[:2] == [1, 0]
+    assert dict(index.judge(query))[0] is Judgement.WEAK
+
+
+def test_companions_written_together_are_not_updates() -> None:
+    written_together = msgspec.structs.replace(LEDGER_NEW, mtime=LEDGER_OLD.mtime + 2 * DAY)
+    index = FieldedIndex.of([LEDGER_OLD, written_together], thresholds=OPEN)
+    query = "ledger deploy procedure: make deploy-ledger and #deploys"
+    assert index.rank(query, 5)[:2] == [0, 1]
+    assert dict(index.judge(query))[0] is Judgement.STRONG
+
+
+def test_a_newer_memory_on_another_subject_does_not_overtake() -> None:
+    index = FieldedIndex.of([LEDGER_OLD, UNRELATED], thresholds=OPEN)
+    query = "ledger deploy procedure for production"
+    assert index.rank(query, 5)[0] == 0
+    assert dict(index.judge(query))[0] is Judgement.STRONG
+
+
+BASE = "kestrel rollout " + " ".join(f"filler{i}" for i in range(20))
+
+
+def _pair(newer_body: str) -> list[MemoryDocument]:
+    """Two unrelated memories a year apart that both answer ``kestrel rollout``."""
+    return [
+        note("a", BASE, title="Alpha", days=0),
+        note("b", newer_body, title="Beta", days=365),
+    ]
+
+
+def test_the_freshness_prior_decides_near_ties_only() -> None:
+    params = Params(subject=2.0)  # no same-subject pairs here
+    query = "kestrel rollout"
+    near = FieldedIndex.of(_pair(BASE + " emu"), thresholds=OPEN, params=params)
+    scores = {m.index: m.score for m in near.matches(query)}
+    assert 1.0 < scores[0] / scores[1] < 1 + params.freshness / 2  # the older, barely ahead
+    assert near.rank(query, 5) == [1, 0]
+    longer = BASE + " " + " ".join(f"more{i}" for i in range(12))
+    far = FieldedIndex.of(_pair(longer), thresholds=OPEN, params=params)
+    far_scores = {m.index: m.score for m in far.matches(query)}
+    assert far_scores[0] / far_scores[1] > 1 + params.freshness  # clearly ahead
+    assert far.rank(query, 5) == [0, 1]
