@@ -160,6 +160,14 @@ MUTANTS = (
         ("tests/test_lifecycle.py",),
     ),
     Mutant(
+        "A4",
+        "the selector worker calls the selector whatever manifest the plan named",
+        "memrecall/actors/plan.py",
+        "        if manifest.ids != ids or text_digest(manifest.text) != digest:\n",
+        "        if False:\n",
+        ("tests/test_lifecycle.py",),
+    ),
+    Mutant(
         "A2",
         "the plan actor recalls with a stale text (its first query's)",
         "memrecall/actors/plan.py",

@@ -115,7 +115,7 @@ scripts = st.lists(st.tuples(queries, st.lists(steps, max_size=4)), min_size=1, 
 
 # The core property of the actors: more examples than the profile's default (time moved here
 # from the delivery harness), never fewer than the nightly profile's.
-@settings(deadline=None, max_examples=max(200, settings.default.max_examples))
+@settings(deadline=None, max_examples=max(200, settings().max_examples))
 @given(
     script=scripts,
     latency=st.floats(0.0, 40.0),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
+import msgspec
 import pytest
 import trio
 import trio.testing
@@ -17,13 +18,19 @@ from trio.testing import MockClock
 from memrecall.actors import SessionMisuseError, SimulatedSelector
 from memrecall.actors.selector import SelectorRequest
 from memrecall.actors.session import SessionClosedError
-from memrecall.events import Phase
+from memrecall.engine.plan import Plan, Step, step
+from memrecall.events import CallSelector, Phase, PlanEvent, SelectorOutcome
+from memrecall.sources.source import StaticSource
+from memrecall.telemetry.sinks import MemorySink
+from memrecall.testing import open_test_engine
 
 from .lifecycle_kit import (
     DEPLOY_A,
     DEPLOY_B,
     DEPLOY_C,
+    POOL,
     ROTA,
+    WALL,
     choose,
     deliveries,
     elapsed,
@@ -469,3 +476,34 @@ async def test_a_plan_that_ends_stops_its_selector_call_at_once(
         await trio.testing.wait_all_tasks_blocked()
         assert selector.cancelled_at, "the selector call outlived its plan"
         assert selector.cancelled_at[0] - start == pytest.approx(0.5)
+
+
+def _strip_manifest(plan: Plan, event: PlanEvent, now: float) -> Step:
+    """A planted bug: the plan asks for a selector call without naming the manifest."""
+    plan, effects = step(plan, event, now)
+    return plan, [
+        msgspec.structs.replace(e, ids=()) if isinstance(e, CallSelector) else e for e in effects
+    ]
+
+
+async def test_the_selector_is_never_shown_a_manifest_the_log_does_not_name(
+    autojump_clock: MockClock,
+) -> None:
+    selector = SimulatedSelector(latency=0.5)
+    sink = MemorySink()
+    async with open_test_engine(
+        StaticSource(POOL, scorer="reference"),
+        selector=selector,
+        sinks=[sink],
+        wall_clock=lambda: WALL,
+        scan_in_thread=False,
+        step_function=_strip_manifest,
+    ) as engine:
+        session = await engine.open_session()
+        await session.user_query("deploy")
+        await session.turn_end(tools_requested=True)
+        await trio.sleep(1.0)
+        await session.tool_result()
+    assert selector.calls == 0
+    (terminal,) = terminals(sink.records)
+    assert terminal.selector_outcome is SelectorOutcome.ERROR

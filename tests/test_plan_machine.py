@@ -694,7 +694,7 @@ class PlanModel(RuleBasedStateMachine):
 
 
 PlanModel.TestCase.settings = settings(
-    stateful_step_count=40, deadline=None, max_examples=max(200, settings.default.max_examples)
+    stateful_step_count=40, deadline=None, max_examples=max(200, settings().max_examples)
 )
 TestPlanModel = PlanModel.TestCase
 

@@ -86,7 +86,7 @@ class ApiMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model)
     @rule(data=st.data(), content=TEXTS, stale=st.booleans())
     def update(self, data: st.DataObject, content: str, stale: bool) -> None:
-        mid = data.draw(st.sampled_from(sorted(self.model)))
+        mid = data.draw(st.sampled_from(list(self.model)))  # creation order: ids are random
         m = self.model[mid]
         expected = m.revision - 1 if stale and m.revision > 1 else m.revision
         r = self.alice.patch(
@@ -102,7 +102,7 @@ class ApiMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model)
     @rule(data=st.data(), suppress=st.booleans())
     def toggle(self, data: st.DataObject, suppress: bool) -> None:
-        mid = data.draw(st.sampled_from(sorted(self.model)))
+        mid = data.draw(st.sampled_from(list(self.model)))  # creation order: ids are random
         action = "suppress" if suppress else "restore"
         r = self.alice.post(f"/me/core-memories/{mid}/{action}")
         assert r.status_code == 200
@@ -111,7 +111,7 @@ class ApiMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model)
     @rule(data=st.data())
     def restore_version(self, data: st.DataObject) -> None:
-        mid = data.draw(st.sampled_from(sorted(self.model)))
+        mid = data.draw(st.sampled_from(list(self.model)))  # creation order: ids are random
         m = self.model[mid]
         revision = data.draw(st.integers(1, m.revision))
         r = self.alice.post(
@@ -124,7 +124,7 @@ class ApiMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model)
     @rule(data=st.data())
     def forget(self, data: st.DataObject) -> None:
-        mid = data.draw(st.sampled_from(sorted(self.model)))
+        mid = data.draw(st.sampled_from(list(self.model)))  # creation order: ids are random
         assert self.bob.delete(f"/me/core-memories/{mid}").status_code == 404
         assert self.alice.delete(f"/me/core-memories/{mid}").status_code == 200
         del self.model[mid]
