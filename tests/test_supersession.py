@@ -111,8 +111,14 @@ def test_a_linked_older_memory_ranks_after_its_successor_and_is_never_strong(lin
             msgspec.structs.replace(OLD, supersedes="q3"),
             note("q3", NEW_BODY + " handoff", title="Rota", days=2, supersedes="oncall/q1"),
         ],
+        # a cycle of three links
+        [
+            msgspec.structs.replace(OLD, supersedes="c"),
+            note("q3", NEW_BODY + " handoff", title="Rota", days=2, supersedes="oncall/q1"),
+            note("c", "Lunch menu for Friday.", title="Lunch", days=3, supersedes="q3"),
+        ],
     ],
-    ids=["dangling", "ambiguous-name", "mutual"],
+    ids=["dangling", "ambiguous-name", "mutual", "cycle"],
 )
 def test_links_that_name_no_single_document_supersede_nothing(
     pool: list[MemoryDocument],

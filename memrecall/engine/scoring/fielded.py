@@ -724,6 +724,7 @@ class FieldedIndex:
             where(old): min((where(n) for n in new), key=lambda i: (-self._mtimes[i], i))
             for old, new in pool._successors().items()
         }
+        self._drop_cycles()
         # the freshness prior, per position: 1 + freshness × 0.5 ** (age / half life)
         newest = max(self._mtimes, default=0.0)
         half_life = p.half_life * 86_400.0
@@ -732,6 +733,21 @@ class FieldedIndex:
             for mtime in self._mtimes
         ]
         self._subjects: dict[int, tuple[frozenset[str], float]] = {}
+
+    def _drop_cycles(self) -> None:
+        """Links that come back to where they started (a -> b -> c -> a) supersede nothing."""
+        successor = self._successor
+        cyclic: set[int] = set()
+        for start in successor:
+            seen = [start]
+            at = successor.get(start)
+            while at is not None and at not in seen and at not in cyclic:
+                seen.append(at)
+                at = successor.get(at)
+            if at is not None and at in seen:
+                cyclic.update(seen[seen.index(at) :])
+        for i in cyclic:
+            del successor[i]
 
     def _where(self, key: int) -> int:
         return key if self._position is None else self._position[key]
@@ -873,9 +889,13 @@ class FieldedIndex:
             self._merged[term] = merged
         return merged
 
-    def _score(self, query: str) -> tuple[dict[int, float], float, list[tuple[str, str, float]]]:
-        """Every matching document's score, the query's own weight (for coverage), and its
-        terms (term, kind, weight × idf) that the pool knows."""
+    def _score(self, query: str) -> tuple[dict[int, float], float]:
+        """Every matching document's score, and the query's own weight (for coverage)."""
+        scores, mass, _ = self._scored(query)
+        return scores, mass
+
+    def _scored(self, query: str) -> tuple[dict[int, float], float, list[tuple[str, str, float]]]:
+        """:meth:`_score`, and the query's terms the pool knows (term, kind, weight × idf)."""
         scores: dict[int, float] = {}
         get = scores.get
         mass = 0.0
@@ -912,7 +932,7 @@ class FieldedIndex:
         ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
         callers can derive several answers from one pass).
         """
-        scores, mass, terms = self._score(query)
+        scores, mass, terms = self._scored(query)
         if not scores:
             return []
         lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
@@ -921,11 +941,7 @@ class FieldedIndex:
         order = {i: v * prior[i] for i, v in own.items()}
         successor = self._successor
         if successor:
-            # an explicitly superseded document ranks right after its successor
-            for i in own:
-                new = successor.get(i)
-                if new is not None and new in order:
-                    order[i] = min(order[i], order[new] * (1 - 1e-9))
+            self._follow(order, successor)
         mtimes = self._mtimes
 
         def key(i: int) -> tuple[float, float, int]:
@@ -953,6 +969,32 @@ class FieldedIndex:
                 continue
             out.append(Match(i, own[i], judgement, coverage, evidence))
         return out
+
+    @staticmethod
+    def _follow(order: dict[int, float], successor: dict[int, int]) -> None:
+        """Rank each explicitly superseded document right after its successor (in place).
+
+        Along a chain of links (c superseded by b, b by a) the capped values are
+        computed from the newest end, so the result does not depend on the order
+        documents are visited; a cycle of links caps nothing beyond itself.
+        """
+        done: dict[int, float] = {}
+
+        def capped(i: int, path: set[int]) -> float:
+            known = done.get(i)
+            if known is not None:
+                return known
+            value = order[i]
+            new = successor.get(i)
+            if new is not None and new in order and new not in path:
+                path.add(i)
+                value = min(value, capped(new, path) * (1 - 1e-9))
+            done[i] = value
+            return value
+
+        for i in [i for i in order if i in successor]:
+            capped(i, set())
+        order.update(done)
 
     def _subject(self, i: int) -> tuple[frozenset[str], float]:
         """A document's subject terms (title, description, rendered body) and their idf sum."""
