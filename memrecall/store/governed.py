@@ -441,15 +441,9 @@ class GovernedMemory:
         request_id: str | None = None,
     ) -> MemoryRecord | Refusal:
         """Forget a memory for good (returns the record as it was)."""
-        target = await self._target(ctx, memory_id)
-        if target is None:
-            return await self._no_such_memory(ctx, Operation.FORGET, tool, memory_id)
-        request = AccessRequest(
-            Operation.FORGET, tool, scope=target.scope.as_scope(), owner_user_id=target.user_id
-        )
-        decision = await self._decide(ctx, request, tool=tool, memory_id=memory_id)
-        if isinstance(decision, Refusal):
-            return decision
+        target = await self._authorised_target(ctx, memory_id, Operation.FORGET, tool)
+        if isinstance(target, Refusal):
+            return target
         await self.service.forget(ctx.user_id, memory_id, request_id=request_id)
         return target
 
@@ -484,18 +478,28 @@ class GovernedMemory:
         tool: ToolName,
         request_id: str | None,
     ) -> MemoryRecord | Refusal:
+        target = await self._authorised_target(ctx, memory_id, Operation.SUPPRESS, tool)
+        if isinstance(target, Refusal):
+            return target
+        if status is Status.SUPPRESSED:
+            return await self.service.suppress(ctx.user_id, memory_id, request_id=request_id)
+        return await self.service.restore(ctx.user_id, memory_id, request_id=request_id)
+
+    async def _authorised_target(
+        self, ctx: ExecutionContext, memory_id: str, operation: Operation, tool: ToolName
+    ) -> MemoryRecord | Refusal:
+        """The caller's memory ``memory_id`` if ``operation`` on it is allowed, else the
+        (audited) refusal: a missing or foreign id and a policy denial alike."""
         target = await self._target(ctx, memory_id)
         if target is None:
-            return await self._no_such_memory(ctx, Operation.SUPPRESS, tool, memory_id)
+            return await self._no_such_memory(ctx, operation, tool, memory_id)
         request = AccessRequest(
-            Operation.SUPPRESS, tool, scope=target.scope.as_scope(), owner_user_id=target.user_id
+            operation, tool, scope=target.scope.as_scope(), owner_user_id=target.user_id
         )
         decision = await self._decide(ctx, request, tool=tool, memory_id=memory_id)
         if isinstance(decision, Refusal):
             return decision
-        if status is Status.SUPPRESSED:
-            return await self.service.suppress(ctx.user_id, memory_id, request_id=request_id)
-        return await self.service.restore(ctx.user_id, memory_id, request_id=request_id)
+        return target
 
     # ------------------------------------------------------------------ candidates (management)
 
