@@ -147,6 +147,56 @@ async def test_equal_roots_deliver_a_memory_once_through_the_engine(tmp_path: Pa
             await session.close()
 
 
+def test_hard_links_to_one_file_are_read_and_delivered_once(tmp_path: Path, watch: bool) -> None:
+    project, user = tmp_path / "p", tmp_path / "u"
+    first = write(project / "a" / "deploy.md", note("Deploy runbook", body="deploy it"), 300)
+    write(project / "other.md", note("Release notes", body="release"), 200)
+    (project / "b").mkdir()
+    os.link(first, project / "b" / "deploy-again.md")
+    user.mkdir()
+    os.link(first, user / "deploy-user.md")
+    tree = MemoryTree.of(project=str(project), user=str(user))
+    result = scan_tree(tree)
+    assert sorted(d.title for d in result.documents) == ["Deploy runbook", "Release notes"]
+    assert [d.path for d in result.documents if d.title == "Deploy runbook"] == [str(first)]
+    assert [(d.path, d.kind) for d in result.diagnostics] == [
+        (str(project / "b" / "deploy-again.md"), DiagnosticKind.DUPLICATE_LINK),
+        (str(user / "deploy-user.md"), DiagnosticKind.DUPLICATE_LINK),
+    ]
+    assert all(str(first) in d.detail for d in result.diagnostics)
+    cache = tmp_path / "cache" / "catalog.bin"
+    with catalog_of(tree, watch=watch, cache_path=cache) as source:
+        assert_fresh(source, tree)
+        first.unlink()  # the next link in order takes its place
+        snapshot = assert_fresh(source, tree)
+        assert [d.path for d in snapshot.documents if d.title == "Deploy runbook"] == [
+            str(project / "b" / "deploy-again.md")
+        ]
+        os.link(project / "b" / "deploy-again.md", project / "a" / "deploy.md")
+        assert_fresh(source, tree)
+    with catalog_of(tree, watch=watch, cache_path=cache) as reopened:  # from the file
+        assert reopened.stats.loaded == 0
+        assert_fresh(reopened, tree)
+        assert reopened.stats.loaded == 4  # every listed file, links included
+
+
+async def test_hard_links_deliver_a_memory_once_through_the_engine(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    first = write(root / "deploy.md", note("Deploy runbook", body="how to deploy the release"), 300)
+    os.link(first, root / "deploy-link.md")
+    tree = MemoryTree.of(project=str(root))
+    for catalog in (True, False):
+        async with open_test_engine(
+            tree, catalog=catalog, catalog_cache=None, scan_in_thread=False, scorer="reference"
+        ) as engine:
+            session = await engine.open_session()
+            block = await session.user_query("how do I deploy the release")
+            assert block is not None
+            # one delivery, of the first path in listing order ("-" sorts before ".")
+            assert block.paths == (str(root / "deploy-link.md"),)
+            await session.close()
+
+
 def test_a_root_added_inside_an_earlier_one_later_is_claimed_by_it(
     tmp_path: Path, watch: bool
 ) -> None:

@@ -23,7 +23,8 @@ class BrokenFile(GatedFile):
 def test_a_non_os_write_error_is_kept_and_flush_and_close_return(tmp_path: Path) -> None:
     record = records_for_test()[0]
     sink = JsonlSink(tmp_path / "telemetry.jsonl")
-    sink._writer.file = BrokenFile(sink._writer.file)  # type: ignore[assignment]
+    sink.flush()  # the writer thread has opened the file
+    sink._writer.file = BrokenFile(sink._writer.file)  # type: ignore[arg-type,assignment]
     guarded = GuardedSink(sink)
     guarded.emit(record)
     guarded.flush()  # returns; the writer recorded the error instead of dying
@@ -32,6 +33,36 @@ def test_a_non_os_write_error_is_kept_and_flush_and_close_return(tmp_path: Path)
     assert sink._writer.thread.is_alive()
     sink.close()
     assert not sink._writer.thread.is_alive()
+
+
+def test_the_file_is_opened_and_its_header_written_by_the_writer_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    openers: list[str] = []
+    real_open = Path.open
+
+    def recording_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        openers.append(threading.current_thread().name)
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", recording_open)
+    path = tmp_path / "telemetry.jsonl"
+    sink = JsonlSink(path)
+    sink.flush()
+    assert openers == ["memrecall-jsonl"]  # never the caller's thread (the event loop's)
+    assert path.read_bytes().count(b"\n") == 1  # the header line
+    sink.close()
+
+
+def test_a_file_that_cannot_be_opened_is_raised_by_emit_not_by_the_constructor(
+    tmp_path: Path,
+) -> None:
+    sink = JsonlSink(tmp_path / "missing-directory" / "telemetry.jsonl")  # does not raise
+    with pytest.raises(FileNotFoundError):
+        sink.flush()
+    with pytest.raises(FileNotFoundError):
+        sink.emit(records_for_test()[0])
+    sink.close()
 
 
 class Die(BaseException):
@@ -66,7 +97,9 @@ def test_flush_and_close_return_when_the_writer_dies_under_them(
     monkeypatch.setattr(threading, "excepthook", lambda args: deaths.append(args.exc_type))
     record = records_for_test()[0]
     sink = JsonlSink(tmp_path / "telemetry.jsonl", capacity=1)
+    sink.flush()  # the writer thread has opened the file
     writer = sink._writer
+    assert writer.file is not None
     dying = DyingFile(writer.file)
     writer.file = dying  # type: ignore[assignment]
     sink.emit(record)

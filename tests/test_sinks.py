@@ -114,6 +114,8 @@ def test_jsonl_sink_writes_in_its_own_thread_and_close_writes_everything(tmp_pat
     records = records_for_test()
     path = tmp_path / "telemetry.jsonl"
     sink = JsonlSink(path)
+    sink.flush()  # the writer thread has opened the file
+    assert sink._writer.file is not None
     gated = GatedFile(sink._writer.file)
     sink._writer.file = gated  # type: ignore[assignment]
     try:
@@ -141,6 +143,8 @@ def test_a_full_queue_drops_counts_and_warns_once(
     record = records_for_test()[0]
     path = tmp_path / "telemetry.jsonl"
     sink = JsonlSink(path, capacity=3)
+    sink.flush()  # the writer thread has opened the file
+    assert sink._writer.file is not None
     gated = GatedFile(sink._writer.file)
     sink._writer.file = gated  # type: ignore[assignment]
     emitted = 20
@@ -172,6 +176,8 @@ def test_a_write_error_disables_the_sink_through_the_guard(
             raise OSError(28, "No space left on device")
 
     sink = JsonlSink(tmp_path / "telemetry.jsonl")
+    sink.flush()  # the writer thread has opened the file
+    assert sink._writer.file is not None
     sink._writer.file = FullDisk(sink._writer.file)  # type: ignore[assignment]
     guarded = GuardedSink(sink)
     guarded.emit(record)

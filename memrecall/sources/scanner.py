@@ -13,7 +13,10 @@ Each file is read and delivered once, however the roots overlap: directories
 are identified by ``(device, inode)`` across all roots, and a directory already
 scanned under an earlier root (the same directory, a root inside another, or
 one reached through a symlinked root) is reported once as an
-``overlapping_root`` diagnostic and not scanned again. Roots are taken in
+``overlapping_root`` diagnostic and not scanned again. Hard links are one file
+too: of the paths sharing a ``(device, inode)``, the first in listing order
+(root order, then relative path) is read and the others are reported as
+``duplicate_link`` (:func:`duplicate_link_diagnostic`). Roots are taken in
 order, project first, so a memory in both scopes is a project memory.
 
 Symbolic links inside a root are not followed when their target is inside a
@@ -48,6 +51,7 @@ __all__ = [
     "ScanResult",
     "TopicFile",
     "classify_entry",
+    "duplicate_link_diagnostic",
     "find_git_root",
     "link_fingerprint",
     "list_topic_files",
@@ -84,6 +88,7 @@ class DiagnosticKind(enum.StrEnum):
     NOT_A_DIRECTORY = "not_a_directory"
     LINK_OUTSIDE_ROOTS = "link_outside_roots"
     OVERLAPPING_ROOT = "overlapping_root"
+    DUPLICATE_LINK = "duplicate_link"
 
 
 @attrs.frozen
@@ -407,10 +412,24 @@ def list_topic_files(tree: MemoryTree) -> tuple[list[TopicFile], list[Diagnostic
     return files, diagnostics
 
 
+def duplicate_link_diagnostic(path: str, first: str) -> Diagnostic:
+    """``path`` is a hard link to ``first``, which is recalled in its place."""
+    detail = f"a hard link to {first}, which is recalled instead; read once"
+    return Diagnostic(path, DiagnosticKind.DUPLICATE_LINK, detail)
+
+
 def read_topic_file(
     topic: TopicFile, *, max_bytes: int = MAX_FILE_BYTES
 ) -> tuple[MemoryDocument | None, list[Diagnostic]]:
     """Read and parse one file; never raises for a bad file."""
+    document, diagnostics, _ = _read_topic(topic, max_bytes)
+    return document, diagnostics
+
+
+def _read_topic(
+    topic: TopicFile, max_bytes: int
+) -> tuple[MemoryDocument | None, list[Diagnostic], os.stat_result | None]:
+    """:func:`read_topic_file`, with the open file's ``stat`` (``None`` when it failed)."""
     try:
         with open(topic.path, "rb") as handle:
             info = os.fstat(handle.fileno())
@@ -421,10 +440,10 @@ def read_topic_file(
                 data = handle.read(max_bytes + 1)
                 oversized = len(data) > max_bytes
     except OSError as exc:
-        return None, [listing_error(topic.path, exc)]
+        return None, [listing_error(topic.path, exc)], None
     if oversized:
         detail = f"larger than the {max_bytes}-byte cap; not read"
-        return None, [Diagnostic(topic.path, DiagnosticKind.TOO_LARGE, detail)]
+        return None, [Diagnostic(topic.path, DiagnosticKind.TOO_LARGE, detail)], info
     diagnostics: list[Diagnostic] = []
     try:
         text = data.decode("utf-8")
@@ -438,7 +457,7 @@ def read_topic_file(
         if parsed is ParseFailure.NO_FRONTMATTER and text.startswith("\ufeff"):
             detail += " (the file starts with a byte-order mark)"
         diagnostics.append(Diagnostic(topic.path, DiagnosticKind(parsed.value), detail))
-        return None, diagnostics
+        return None, diagnostics, info
     document = MemoryDocument(
         scope=topic.scope,
         path=topic.path,
@@ -450,7 +469,7 @@ def read_topic_file(
         mtime=info.st_mtime,
         supersedes=parsed.supersedes,
     )
-    return document, diagnostics
+    return document, diagnostics, info
 
 
 def recall_order(documents: list[tuple[int, MemoryDocument]]) -> list[MemoryDocument]:
@@ -466,8 +485,14 @@ def scan_tree(tree: MemoryTree, *, max_bytes: int = MAX_FILE_BYTES) -> ScanResul
     """Scan every root of ``tree``; the result is in recall order."""
     files, diagnostics = list_topic_files(tree)
     read: list[tuple[int, MemoryDocument]] = []
+    first_link: dict[tuple[int, int], str] = {}
     for topic in files:
-        document, problems = read_topic_file(topic, max_bytes=max_bytes)
+        document, problems, info = _read_topic(topic, max_bytes)
+        if info is not None and info.st_nlink > 1:
+            first = first_link.setdefault((info.st_dev, info.st_ino), topic.path)
+            if first != topic.path:
+                diagnostics.append(duplicate_link_diagnostic(topic.path, first))
+                continue
         diagnostics.extend(problems)
         if document is not None:
             read.append((topic.root_index, document))

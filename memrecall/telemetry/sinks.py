@@ -166,14 +166,27 @@ class _Writer:
     writer that died anyway can never block :meth:`flush` or :meth:`stop`.
     """
 
-    def __init__(self, file: IO[bytes], capacity: int) -> None:
-        self.file = file
+    def __init__(self, path: Path, capacity: int) -> None:
+        self.path = path
+        self.file: IO[bytes] | None = None
         self.queue: queue.Queue[object] = queue.Queue(capacity)
         self.error: Exception | None = None
         self.thread = threading.Thread(target=self._run, name="memrecall-jsonl", daemon=True)
         self.thread.start()
 
+    def _open(self) -> None:
+        """Open the file for appending; a new or empty file starts with the telemetry header."""
+        try:
+            self.file = self.path.open("ab")
+            if self.file.tell() == 0:
+                header = LogHeader(content="telemetry", engine_version=__version__)
+                self.file.write(telemetry_codec.encode_header(header))
+                self.file.flush()
+        except Exception as exc:
+            self.error = exc
+
     def _run(self) -> None:
+        self._open()
         while True:
             item = self.queue.get()
             if item is _STOP:
@@ -183,7 +196,7 @@ class _Writer:
                 item.set()
                 continue
             assert isinstance(item, bytes)
-            if self.error is None:
+            if self.error is None and self.file is not None:
                 try:
                     self.file.write(item)
                 except Exception as exc:
@@ -192,7 +205,7 @@ class _Writer:
                 self._flush()
 
     def _flush(self) -> None:
-        if self.error is None:
+        if self.error is None and self.file is not None:
             try:
                 self.file.flush()
             except Exception as exc:
@@ -224,7 +237,7 @@ class _Writer:
         """Write what is queued, stop the thread and close the file (idempotent)."""
         if self._put(_STOP):
             self.thread.join()
-        if not self.file.closed:
+        if self.file is not None and not self.file.closed:
             try:
                 self.file.close()
             except Exception as exc:
@@ -234,7 +247,10 @@ class _Writer:
 class JsonlSink:
     """Appends records to a JSON Lines file with a telemetry header, off the event loop.
 
-    ``emit`` encodes the record and queues the line; a worker thread writes it
+    The constructor touches no file: the worker thread opens ``path`` for
+    appending (writing the telemetry header first when the file is new or
+    empty); a file that cannot be opened is reported like a write error.
+    ``emit`` encodes the record and queues the line; the thread writes it
     and flushes whenever the queue runs empty. The queue holds at most
     ``capacity`` records: if the disk falls that far behind, further records
     are **dropped and counted** (``dropped``), with one WARNING when dropping
@@ -252,13 +268,7 @@ class JsonlSink:
         self.dropped = 0
         self._dropping = False
         self._closed = False
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        file: IO[bytes] = self.path.open("ab")
-        if new:
-            header = LogHeader(content="telemetry", engine_version=__version__)
-            file.write(telemetry_codec.encode_header(header))
-            file.flush()
-        self._writer = _Writer(file, capacity)
+        self._writer = _Writer(self.path, capacity)
         self._finalizer = weakref.finalize(self, self._writer.stop)
 
     def emit(self, record: TelemetryRecord) -> None:

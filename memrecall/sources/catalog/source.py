@@ -100,9 +100,11 @@ from memrecall.sources.catalog.store import (
 from memrecall.sources.scanner import (
     INDEX_FILENAME,
     Diagnostic,
+    DiagnosticKind,
     MemoryTree,
     Root,
     TopicFile,
+    duplicate_link_diagnostic,
     link_fingerprint,
     loop_diagnostic,
     overlap_diagnostic,
@@ -355,6 +357,8 @@ class CatalogSource:
         self._free: list[int] = []
         self._with_problems: set[tuple[int, str]] = set()
         self._linked: set[tuple[int, str]] = set()
+        self._demoted: set[tuple[int, str]] = set()
+        """Hard links recalled under another path (a ``duplicate_link`` diagnostic, no document)."""
         self._builder = IndexBuilder()
         self._pool = FieldedPool()
         self._pending: dict[int, tuple[FieldTexts | None, FieldTexts | None]] = {}
@@ -445,6 +449,8 @@ class CatalogSource:
                 self._with_problems.add(key)
             if entry.nlink > 1:
                 self._linked.add(key)
+            if any(d[1] == DiagnosticKind.DUPLICATE_LINK for d in entry.diagnostics):
+                self._demoted.add(key)
             document = entry.document
             data = entry.features if fielded else entry.fields
             if document is None or data is None:
@@ -581,8 +587,53 @@ class CatalogSource:
                 changed |= self._recheck_root(index, reread, patched)
         if walked:
             self._collect_listings()
+        if self._linked or self._demoted:
+            changed |= self._settle_links()
         if changed:
             self._changed_since_save = True
+        return changed
+
+    def _settle_links(self) -> bool:
+        """Hard links, as the scanner treats them: of the entries sharing a ``(device, inode)``,
+        the first by root and relative path keeps its document; the others hold only a
+        ``duplicate_link`` diagnostic. An entry no longer shadowed is read again."""
+        groups: dict[tuple[int, int], list[tuple[int, str]]] = {}
+        for key in self._linked:
+            signature = self._entries[key].signature
+            if signature is not None:
+                groups.setdefault((signature[0], signature[1]), []).append(key)
+        shadowed: dict[tuple[int, str], str] = {}
+        for keys in groups.values():
+            if len(keys) > 1:
+                keys.sort(key=lambda k: (k[0], self._entries[k].relative_path))
+                shadowed.update((key, keys[0][1]) for key in keys[1:])
+        changed = False
+        for key in self._demoted - shadowed.keys():
+            self._demoted.discard(key)
+            entry = self._entries[key]
+            topic = TopicFile(key[0], self._roots[key[0]].scope, key[1], entry.relative_path)
+            changed |= self._read(topic, entry)
+        for key, first in shadowed.items():
+            entry = self._entries[key]
+            wanted = (stored_diagnostic(duplicate_link_diagnostic(key[1], first)),)
+            if key in self._demoted and entry.diagnostics == wanted:
+                continue
+            self._release(key, keep_slot=False)
+            self._entries[key] = CachedFile(
+                root_index=entry.root_index,
+                path=entry.path,
+                relative_path=entry.relative_path,
+                signature=entry.signature,
+                read_ns=entry.read_ns,
+                nlink=entry.nlink,
+                document=None,
+                diagnostics=wanted,
+                fields=None,
+            )
+            self._with_problems.add(key)
+            self._linked.add(key)
+            self._demoted.add(key)
+            changed = True
         return changed
 
     def _roots_now(self) -> tuple[str, ...]:
@@ -1034,6 +1085,7 @@ class CatalogSource:
         entry = self._entries.pop(key)
         self._with_problems.discard(key)
         self._linked.discard(key)
+        self._demoted.discard(key)
         if entry.slot < 0:
             return -1
         self._reorder(self._order_key(entry), add=False)
