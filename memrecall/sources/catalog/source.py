@@ -31,6 +31,13 @@ followed (the scanner's rule) leave the root watched: a directory holding one
 is listed again only when a link now resolves differently, which every refresh
 checks. A directory claimed by an earlier root is left to it, as in the scan.
 
+The parts: the listings, watches and refresh logic are here; every topic
+file's entry and the scorer's index over the documents are kept by
+:class:`~memrecall.sources.catalog.entries.CatalogEntries`; listing one
+directory is :mod:`~memrecall.sources.catalog.listing`; the inotify binding is
+:mod:`~memrecall.sources.catalog.watch`; the recall order is
+:mod:`~memrecall.sources.catalog.order`.
+
 Persistence (:mod:`memrecall.sources.catalog.store`): ``cache_path`` names a
 file outside the memory roots. It is loaded lazily by the first snapshot,
 re-validated as above before any of it is used, and written back by
@@ -48,7 +55,6 @@ import bisect
 import contextlib
 import errno
 import gc
-import itertools
 import logging
 import os
 import stat
@@ -56,42 +62,27 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from typing import cast
 
 import attrs
 
-from memrecall.engine.scoring.catalog_index import (
-    CatalogIndex,
-    FieldTexts,
-    IndexBuilder,
-    Slots,
-    field_texts,
-)
-from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedPool
-from memrecall.engine.scoring.reference import DocumentFields
-from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
 from memrecall.sources.catalog import watch as catalog_watch
+from memrecall.sources.catalog.entries import CatalogEntries
 from memrecall.sources.catalog.listing import (
     DIR,
     SUSPECT_NS,
     TOPIC,
-    Signature,
     list_directory,
     recent,
-    signature_of,
-    stored_diagnostic,
 )
 from memrecall.sources.catalog.listing import Listing as _Listing
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
-from memrecall.sources.catalog.order import SLOT, Lookups, OrderKey, apply, recency_key
+from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
-    CachedFile,
     ListedEntry,
     LoadFailure,
     StoredCatalog,
     StoredListing,
-    StoredPostings,
     check_cache_target,
     load_catalog,
     remove_stale_temporaries,
@@ -100,15 +91,12 @@ from memrecall.sources.catalog.store import (
 from memrecall.sources.scanner import (
     INDEX_FILENAME,
     Diagnostic,
-    DiagnosticKind,
     MemoryTree,
     Root,
     TopicFile,
-    duplicate_link_diagnostic,
     link_fingerprint,
     loop_diagnostic,
     overlap_diagnostic,
-    read_topic_file,
     real_roots,
     root_check,
 )
@@ -118,7 +106,6 @@ __all__ = ["SUSPECT_NS", "CatalogSource", "CatalogStats"]
 
 log = logging.getLogger("memrecall.catalog")
 
-_SCOPE_RANK = {Scope.PROJECT: 0, Scope.USER: 1}
 _CONTENT_EVENTS = catalog_watch.IN_MODIFY | catalog_watch.IN_CLOSE_WRITE | catalog_watch.IN_ATTRIB
 _ENTRY_EVENTS = (
     catalog_watch.IN_CREATE
@@ -132,19 +119,6 @@ _GONE_EVENTS = (
     | catalog_watch.IN_IGNORED
     | catalog_watch.IN_UNMOUNT
 )
-
-_ADOPT_CHUNK = 512
-"""Loaded documents added to the scorer's pool between two pacing checkpoints."""
-
-
-def _postings(stored: StoredPostings) -> dict[str, Slots]:
-    """A loaded column: each word's slots are a view into the one blob (no copies)."""
-    if len(stored.words) != len(stored.counts) or sum(stored.counts) * 4 != len(stored.slots):
-        raise ValueError("postings do not add up")
-    blob = memoryview(stored.slots).cast("I")
-    ends = list(itertools.accumulate(stored.counts))
-    starts = [0, *ends[:-1]]
-    return dict(zip(stored.words, map(blob.__getitem__, map(slice, starts, ends)), strict=True))
 
 
 @contextlib.contextmanager
@@ -163,14 +137,6 @@ def _relative(topic: TopicFile) -> str:
     return topic.relative_path
 
 
-def _trusted(entry: CachedFile, info: os.stat_result) -> bool:
-    """The cached result still holds for a file that now ``stat``-s as ``info``."""
-    signature = entry.signature
-    if signature is None or signature != signature_of(info):
-        return False
-    return not recent(signature[3], signature[4], entry.read_ns)
-
-
 @attrs.define
 class _RootState:
     info: tuple[int, int] | Diagnostic | None = None
@@ -184,22 +150,6 @@ class _RootState:
     chain: list[int] = attrs.field(factory=list)
     keys: set[tuple[int, int]] = attrs.field(factory=set)
     """``(device, inode)`` of every directory this root scanned (and so claimed)."""
-
-
-@attrs.define
-class CatalogStats:
-    """Counters for tests, benchmarks and logs (cumulative since the catalog opened)."""
-
-    mode: str = "new"
-    refreshes: int = 0
-    reads: int = 0
-    stats: int = 0
-    listings: int = 0
-    resyncs: int = 0
-    overflows: int = 0
-    loaded: int = 0
-    stale_on_load: int = 0
-    load_problem: str | None = None
 
 
 def _root_info(root: Root) -> tuple[int, int] | Diagnostic:
@@ -273,10 +223,12 @@ class CatalogSource:
                 self._loaded = True
                 if self._load():
                     self._refresh()
-                    self._report_stale()
+                    self._files.report_stale()
             changed = self._refresh()
             if changed or self._snapshot is None:
-                self._snapshot = self._publish()
+                self._snapshot = self._files.publish(
+                    d for state in self._state for d in state.listing_diagnostics
+                )
             return self._snapshot
 
     def preload(self) -> None:
@@ -347,27 +299,8 @@ class CatalogSource:
         self._revalidate_dirs: set[str] = set()
         self._wd_dirs: dict[int, set[str]] = {}
         self._wd_chain: dict[int, set[tuple[int, str]]] = {}
-        self._entries: dict[tuple[int, str], CachedFile] = {}
-        self._order: list[OrderKey] = []
-        self._order_add: set[OrderKey] = set()
-        self._order_del: set[OrderKey] = set()
-        self._recency: list[OrderKey] = []  # fielded only: mtime first (see recency_key)
-        self._docs: list[MemoryDocument | None] = []
-        self._fields: list[FieldTexts | None] = []
-        self._free: list[int] = []
-        self._with_problems: set[tuple[int, str]] = set()
-        self._linked: set[tuple[int, str]] = set()
-        self._demoted: set[tuple[int, str]] = set()
-        """Hard links recalled under another path (a ``duplicate_link`` diagnostic, no document)."""
-        self._builder = IndexBuilder()
-        self._pool = FieldedPool()
-        self._pending: dict[int, tuple[FieldTexts | None, FieldTexts | None]] = {}
-        self._by_type: dict[MemoryType, set[int]] = {kind: set() for kind in MemoryType}
-        self._by_path: dict[str, tuple[int, ...]] = {}
-        self._maps_shared = False
+        self._files = CatalogEntries(self.scorer, self._clock, self.stats)
         self._snapshot = None
-        self._loaded_keys: set[tuple[int, str]] = set()
-        self._reread_keys: set[tuple[int, str]] = set()
 
     def _load(self) -> bool:
         """Adopt the catalog file if it verifies; False (and a log line) if not."""
@@ -408,69 +341,19 @@ class CatalogSource:
             return False
         log.info(
             "catalog: loaded %d files from %s in %.0f ms; validating against the tree",
-            len(self._entries),
+            len(self._files.entries),
             self._cache_path,
             (time.perf_counter() - began) * 1000,
         )
-        self._loaded_keys = set(self._entries)
         return True
 
-    def _report_stale(self) -> None:
-        """Count and log the loaded entries that the first validation found out of date."""
-        entries = self._entries
-        stale = self._loaded_keys - entries.keys()
-        stale.update(key for key in self._loaded_keys & entries.keys() if key in self._reread_keys)
-        self.stats.stale_on_load = len(stale)
-        self._loaded_keys = set()
-        self._reread_keys = set()
-        if stale:
-            log.info(
-                "catalog: %d of %d cached files changed since the file was saved; re-read",
-                len(stale),
-                self.stats.loaded,
-            )
-
     def _adopt(self, stored: StoredCatalog) -> None:
-        """Take over a verified file's state; raises ValueError if it is inconsistent."""
-        slots = [e.slot for e in stored.entries if e.document is not None]
-        if len(set(slots)) != len(slots) or any(slot < 0 for slot in slots):
-            raise ValueError("document slots are not unique")
-        fielded = self.scorer == "fielded"
-        if len(stored.postings) != (0 if fielded else 3):
-            raise ValueError("the word index needs three columns (none for fielded)")
-        capacity = max(slots, default=-1) + 1
-        analysed: list[tuple[int, DocumentFeatures]] = []
-        self._docs = [None] * capacity
-        self._fields = [None] * capacity
-        for entry in stored.entries:
-            key = (entry.root_index, entry.path)
-            self._entries[key] = entry
-            if entry.diagnostics:
-                self._with_problems.add(key)
-            if entry.nlink > 1:
-                self._linked.add(key)
-            if any(d[1] == DiagnosticKind.DUPLICATE_LINK for d in entry.diagnostics):
-                self._demoted.add(key)
-            document = entry.document
-            data = entry.features if fielded else entry.fields
-            if document is None or data is None:
-                entry.slot = -1
-                continue
-            self._docs[entry.slot] = document
-            if entry.features is not None:
-                analysed.append((entry.slot, entry.features))
-            self._fields[entry.slot] = entry.fields
-            self._order.append(self._order_key(entry))
-            self._map_slot(entry.slot, document, add=True)
-        for start in range(0, len(analysed), _ADOPT_CHUNK):
-            pacing.checkpoint()
-            self._pool.extend(analysed[start : start + _ADOPT_CHUNK])
-        self._order.sort()
-        if fielded:
-            self._recency = sorted(map(recency_key, self._order))
-        self._free = [slot for slot in range(capacity) if self._docs[slot] is None]
-        if not fielded:
-            self._builder = IndexBuilder.from_postings([_postings(c) for c in stored.postings])
+        """Take over a verified file's state; raises ValueError if it is inconsistent.
+
+        Every listing is marked stale: the first refresh checks each against its
+        directory, and every entry against its file, before any of it is used.
+        """
+        self._files.adopt(stored)
         for stored_listing in stored.listings:
             self._listings[stored_listing.path] = _Listing(
                 stored_listing.path,
@@ -481,10 +364,9 @@ class CatalogSource:
                 False,
             )
             self._stale.add(stored_listing.path)
-        self.stats.loaded = len(self._entries)
 
     def _stored(self) -> StoredCatalog:
-        entries = list(self._entries.values())
+        entries, postings = self._files.stored()
         listings = [
             StoredListing(
                 path=listing.path,
@@ -499,21 +381,13 @@ class CatalogSource:
             and not listing.links
             and listing.path not in self._stale
         ]
-        self._flush_index()
         return StoredCatalog(
             roots=[(root.scope.value, root.path) for root in self._roots],
             follow_links=self.tree.follow_links,
             scorer=self.scorer,
             entries=entries,
             listings=listings,
-            postings=[
-                StoredPostings(
-                    words=list(column),
-                    counts=[len(slots) for slots in column.values()],
-                    slots=b"".join(slots.tobytes() for slots in column.values()),
-                )
-                for column in (() if self.scorer == "fielded" else self._builder.postings())
-            ],
+            postings=postings,
         )
 
     def _save(self) -> bool:
@@ -564,7 +438,7 @@ class CatalogSource:
             (index, path)
             for path in dirty_paths
             for index in range(len(self._roots))
-            if (index, path) in self._entries
+            if (index, path) in self._files.entries
         }
         changed = False
         walked = False
@@ -587,53 +461,10 @@ class CatalogSource:
                 changed |= self._recheck_root(index, reread, patched)
         if walked:
             self._collect_listings()
-        if self._linked or self._demoted:
-            changed |= self._settle_links()
+        if self._files.linked or self._files.demoted:
+            changed |= self._files.settle_links(self._roots)
         if changed:
             self._changed_since_save = True
-        return changed
-
-    def _settle_links(self) -> bool:
-        """Hard links, as the scanner treats them: of the entries sharing a ``(device, inode)``,
-        the first by root and relative path keeps its document; the others hold only a
-        ``duplicate_link`` diagnostic. An entry no longer shadowed is read again."""
-        groups: dict[tuple[int, int], list[tuple[int, str]]] = {}
-        for key in self._linked:
-            signature = self._entries[key].signature
-            if signature is not None:
-                groups.setdefault((signature[0], signature[1]), []).append(key)
-        shadowed: dict[tuple[int, str], str] = {}
-        for keys in groups.values():
-            if len(keys) > 1:
-                keys.sort(key=lambda k: (k[0], self._entries[k].relative_path))
-                shadowed.update((key, keys[0][1]) for key in keys[1:])
-        changed = False
-        for key in self._demoted - shadowed.keys():
-            self._demoted.discard(key)
-            entry = self._entries[key]
-            topic = TopicFile(key[0], self._roots[key[0]].scope, key[1], entry.relative_path)
-            changed |= self._read(topic, entry)
-        for key, first in shadowed.items():
-            entry = self._entries[key]
-            wanted = (stored_diagnostic(duplicate_link_diagnostic(key[1], first)),)
-            if key in self._demoted and entry.diagnostics == wanted:
-                continue
-            self._release(key, keep_slot=False)
-            self._entries[key] = CachedFile(
-                root_index=entry.root_index,
-                path=entry.path,
-                relative_path=entry.relative_path,
-                signature=entry.signature,
-                read_ns=entry.read_ns,
-                nlink=entry.nlink,
-                document=None,
-                diagnostics=wanted,
-                fields=None,
-            )
-            self._with_problems.add(key)
-            self._linked.add(key)
-            self._demoted.add(key)
-            changed = True
         return changed
 
     def _roots_now(self) -> tuple[str, ...]:
@@ -807,19 +638,19 @@ class CatalogSource:
         state.listing_diagnostics = problems
         keep = {topic.path for topic in files}
         if old_files is None:
-            gone = [k for k in self._entries if k[0] == index and k[1] not in keep]
+            gone = [k for k in self._files.entries if k[0] == index and k[1] not in keep]
         else:
             gone = [(index, t.path) for t in old_files if t.path not in keep]
         for key in gone:
-            changed |= self._drop(key)
+            changed |= self._files.drop(key)
         revalidate = self._revalidate_dirs
         for topic in files:
             key = (index, topic.path)
-            entry = self._entries.get(key)
+            entry = self._files.entries.get(key)
             if entry is None or key in reread:
-                changed |= self._read(topic, entry)
+                changed |= self._files.read(topic, entry)
             elif force or entry.nlink > 1 or os.path.dirname(topic.path) in revalidate:
-                changed |= self._validate(topic, entry)
+                changed |= self._files.validate(topic, entry)
         return changed
 
     def _recheck_root(
@@ -842,19 +673,20 @@ class CatalogSource:
                 position = bisect.bisect_left(files, relative, key=_relative)
                 if position < len(files) and files[position].path == path:
                     del files[position]
-                changed |= self._drop((index, path))
+                changed |= self._files.drop((index, path))
             for path in added:
                 topic = TopicFile(index, scope, path, prefix + os.path.basename(path))
                 bisect.insort(files, topic, key=_relative)
-                changed |= self._read(topic, self._entries.get((index, path)))
+                changed |= self._files.read(topic, self._files.entries.get((index, path)))
         for key in [k for k in reread if k[0] == index]:
-            entry = self._entries.get(key)
+            entry = self._files.entries.get(key)
             if entry is not None:
                 topic = TopicFile(index, scope, key[1], entry.relative_path)
-                changed |= self._read(topic, entry)
-        for key in [k for k in self._linked if k[0] == index]:
-            entry = self._entries[key]
-            changed |= self._validate(TopicFile(index, scope, key[1], entry.relative_path), entry)
+                changed |= self._files.read(topic, entry)
+        for key in [k for k in self._files.linked if k[0] == index]:
+            entry = self._files.entries[key]
+            topic = TopicFile(index, scope, key[1], entry.relative_path)
+            changed |= self._files.validate(topic, entry)
         return changed
 
     def _walk(self, index: int) -> tuple[list[TopicFile], list[Diagnostic]]:
@@ -986,216 +818,3 @@ class CatalogSource:
             self._stale.discard(directory)
             if listing.wd is not None:
                 self._unwatch_dir(directory, listing.wd)
-
-    # -- entries --------------------------------------------------------------------------
-
-    @staticmethod
-    def _order_key(entry: CachedFile) -> OrderKey:
-        document = entry.document
-        assert document is not None
-        return (
-            _SCOPE_RANK[document.scope],
-            -document.mtime,
-            document.relative_path,
-            entry.root_index,
-            entry.slot,
-        )
-
-    def _validate(self, topic: TopicFile, entry: CachedFile) -> bool:
-        self.stats.stats += 1
-        if self.stats.stats % 256 == 0:
-            pacing.checkpoint()
-        try:
-            info = os.stat(topic.path)
-        except OSError:
-            return self._read(topic, entry)
-        if _trusted(entry, info):
-            return False
-        return self._read(topic, entry)
-
-    def _read(self, topic: TopicFile, old: CachedFile | None) -> bool:
-        """Read ``topic`` again; True if its document or diagnostics changed."""
-        self.stats.reads += 1
-        pacing.checkpoint()  # once per file read: the loop may need the GIL
-        seen = self._clock()
-        try:
-            info = os.stat(topic.path)
-            signature: Signature | None = signature_of(info)
-            nlink = info.st_nlink
-        except OSError:
-            signature, nlink = None, 1
-        document, problems = read_topic_file(topic)
-        diagnostics = tuple(stored_diagnostic(d) for d in problems)
-        key = (topic.root_index, topic.path)
-        if self._loaded_keys and old is not None:
-            self._reread_keys.add(key)
-        if (
-            old is not None
-            and old.document == document
-            and old.diagnostics == diagnostics
-            and old.relative_path == topic.relative_path
-        ):
-            old.signature, old.read_ns, old.nlink = signature, seen, nlink
-            if nlink > 1:
-                self._linked.add(key)
-            else:
-                self._linked.discard(key)
-            return False
-        slot = -1
-        if old is not None:
-            slot = self._release(key, keep_slot=document is not None)
-        entry = CachedFile(
-            root_index=topic.root_index,
-            path=topic.path,
-            relative_path=topic.relative_path,
-            signature=signature,
-            read_ns=seen,
-            nlink=nlink,
-            document=document,
-            diagnostics=diagnostics,
-            fields=None,
-        )
-        if document is not None:
-            if self.scorer == "fielded":
-                entry.features = DocumentFeatures.of(document, checkpoint=pacing.checkpoint)
-            else:
-                entry.fields = field_texts(DocumentFields.of(document))
-        self._entries[key] = entry
-        if diagnostics:
-            self._with_problems.add(key)
-        if nlink > 1:
-            self._linked.add(key)
-        if document is not None:
-            entry.slot = slot if slot >= 0 else self._allocate()
-            self._index_slot(entry.slot, entry.fields, entry.features)
-            self._docs[entry.slot] = document
-            self._map_slot(entry.slot, document, add=True)
-            self._reorder(self._order_key(entry), add=True)
-        return True
-
-    def _drop(self, key: tuple[int, str]) -> bool:
-        """Forget a file that is no longer listed; True if there was one."""
-        if key not in self._entries:
-            return False
-        self._release(key, keep_slot=False)
-        return True
-
-    def _release(self, key: tuple[int, str], *, keep_slot: bool) -> int:
-        """Remove an entry; returns its slot when kept for the entry replacing it, else -1."""
-        entry = self._entries.pop(key)
-        self._with_problems.discard(key)
-        self._linked.discard(key)
-        self._demoted.discard(key)
-        if entry.slot < 0:
-            return -1
-        self._reorder(self._order_key(entry), add=False)
-        assert entry.document is not None
-        self._map_slot(entry.slot, entry.document, add=False)
-        self._docs[entry.slot] = None
-        if keep_slot:
-            return entry.slot
-        self._index_slot(entry.slot, None, None)
-        return -1
-
-    def _reorder(self, key: OrderKey, *, add: bool) -> None:
-        """Queue a change to the recall order; :meth:`_sorted_order` applies the batch."""
-        if add:
-            if key in self._order_del:
-                self._order_del.discard(key)
-            else:
-                self._order_add.add(key)
-        elif key in self._order_add:
-            self._order_add.discard(key)
-        else:
-            self._order_del.add(key)
-
-    def _sorted_order(self) -> list[OrderKey]:
-        """The recall order with queued changes applied (bulk changes re-sort once)."""
-        gone, new = self._order_del, self._order_add
-        self._order = apply(self._order, gone, new)
-        if self.scorer == "fielded":
-            recency = recency_key
-            self._recency = apply(self._recency, set(map(recency, gone)), set(map(recency, new)))
-        self._order_add, self._order_del = set(), set()
-        return self._order
-
-    def _map_slot(self, slot: int, document: MemoryDocument, *, add: bool) -> None:
-        """Keep the type and path maps handed to published indexes (copy on write)."""
-        if self._maps_shared:
-            self._by_type = {kind: set(members) for kind, members in self._by_type.items()}
-            self._by_path = dict(self._by_path)
-            self._maps_shared = False
-        group = self._by_path.get(document.path, ())
-        if add:
-            self._by_type[document.type].add(slot)
-            self._by_path[document.path] = (*group, slot)
-        else:
-            self._by_type[document.type].discard(slot)
-            rest = tuple(s for s in group if s != slot)
-            if rest:
-                self._by_path[document.path] = rest
-            else:
-                del self._by_path[document.path]
-
-    def _index_slot(
-        self, slot: int, fields: FieldTexts | None, features: DocumentFeatures | None
-    ) -> None:
-        """Index ``slot`` with this document data (``None``: not at all).
-
-        The ``fielded`` pool changes at once (its published views are copy on
-        write); the word index's change is queued for the next flush.
-        """
-        if features is None:
-            self._pool.remove(slot)
-        else:
-            self._pool.add(slot, features)
-        before = self._pending[slot][0] if slot in self._pending else self._fields[slot]
-        self._pending[slot] = (before, fields)
-        self._fields[slot] = fields
-
-    def _allocate(self) -> int:
-        if self._free:
-            return self._free.pop()
-        self._docs.append(None)
-        self._fields.append(None)
-        return len(self._docs) - 1
-
-    def _flush_index(self) -> None:
-        if not self._pending:
-            return
-        if self.scorer != "fielded":
-            self._builder.apply(self._pending)
-        # A slot freed in this batch is reusable only once the index no longer lists it.
-        self._free.extend(slot for slot, (_, after) in self._pending.items() if after is None)
-        self._pending = {}
-
-    # -- publication ----------------------------------------------------------------------
-
-    def _publish(self) -> Snapshot:
-        self._flush_index()
-        slots = list(map(SLOT, self._sorted_order()))
-        documents = cast("tuple[MemoryDocument, ...]", tuple(map(self._docs.__getitem__, slots)))
-        diagnostics: list[Diagnostic] = []
-        for state in self._state:
-            diagnostics.extend(state.listing_diagnostics)
-        problem_entries = sorted(
-            (self._entries[key] for key in self._with_problems),
-            key=lambda e: (e.root_index, e.relative_path),
-        )
-        for entry in problem_entries:
-            diagnostics.extend(_diagnostic(d) for d in entry.diagnostics)
-        self._maps_shared = True
-        if self.scorer == "fielded":
-            view = self._pool.view(slots, checkpoint=pacing.checkpoint)
-            recency = list(map(SLOT, self._recency))
-            lookups = Lookups(slots, recency, self._by_path)
-            return Snapshot(documents, view, tuple(diagnostics), order=lookups)
-        index = CatalogIndex(
-            documents,
-            slots,
-            list(self._fields),
-            self._builder.freeze(),
-            by_type=self._by_type,
-            by_path=self._by_path,
-        )
-        return Snapshot(documents, index, tuple(diagnostics), preparer=index)

@@ -170,6 +170,7 @@ FINGERPRINTED: Final = tuple(
         "engine.scoring.reference",
         "engine.scoring.fielded",
         "engine.scoring.catalog_index",
+        "sources.catalog.entries",
         "sources.catalog.listing",
         "sources.catalog.source",
         "sources.catalog.store",

@@ -1,0 +1,442 @@
+"""The catalog's files: one entry per topic file, and the scorer's index over their documents.
+
+:class:`CatalogEntries` is the per-file half of
+:class:`~memrecall.sources.catalog.source.CatalogSource` (which owns the
+listings, the inotify watches and the cache file): for every topic file the
+scanner's result and ``stat`` signature (:class:`~memrecall.sources.catalog.store.CachedFile`);
+each document's slot in the active scorer's index, kept current file by file
+(the ``fielded`` :class:`~memrecall.engine.scoring.fielded.FieldedPool`, or the
+``reference`` word index); the recall order; and the type and path maps handed
+to published indexes. It reads files but never lists directories: the catalog
+tells it which files to read, validate or drop, then asks it to
+:meth:`~CatalogEntries.publish`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import cast
+
+from memrecall.engine.scoring.catalog_index import (
+    CatalogIndex,
+    FieldTexts,
+    IndexBuilder,
+    Slots,
+    field_texts,
+)
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedPool
+from memrecall.engine.scoring.reference import DocumentFields
+from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.sources import pacing
+from memrecall.sources.catalog.listing import Signature, recent, signature_of, stored_diagnostic
+from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
+from memrecall.sources.catalog.order import SLOT, Lookups, OrderKey, apply, recency_key
+from memrecall.sources.catalog.stats import CatalogStats
+from memrecall.sources.catalog.store import (
+    CachedFile,
+    StoredCatalog,
+    StoredPostings,
+)
+from memrecall.sources.scanner import (
+    Diagnostic,
+    DiagnosticKind,
+    Root,
+    TopicFile,
+    duplicate_link_diagnostic,
+    read_topic_file,
+)
+from memrecall.sources.source import ScorerName, Snapshot
+
+__all__ = ["CatalogEntries"]
+
+log = logging.getLogger("memrecall.catalog")
+
+_SCOPE_RANK = {Scope.PROJECT: 0, Scope.USER: 1}
+
+_ADOPT_CHUNK = 512
+"""Loaded documents added to the scorer's pool between two pacing checkpoints."""
+
+Key = tuple[int, str]
+"""An entry's key: ``(root index, path)``."""
+
+
+def _postings(stored: StoredPostings) -> dict[str, Slots]:
+    """A loaded column: each word's slots are a view into the one blob (no copies)."""
+    if len(stored.words) != len(stored.counts) or sum(stored.counts) * 4 != len(stored.slots):
+        raise ValueError("postings do not add up")
+    blob = memoryview(stored.slots).cast("I")
+    ends = list(itertools.accumulate(stored.counts))
+    starts = [0, *ends[:-1]]
+    return dict(zip(stored.words, map(blob.__getitem__, map(slice, starts, ends)), strict=True))
+
+
+def _trusted(entry: CachedFile, info: os.stat_result) -> bool:
+    """The cached result still holds for a file that now ``stat``-s as ``info``."""
+    signature = entry.signature
+    if signature is None or signature != signature_of(info):
+        return False
+    return not recent(signature[3], signature[4], entry.read_ns)
+
+
+class CatalogEntries:
+    """Every topic file the catalog knows, and the scorer's index over their documents.
+
+    ``scorer`` picks the per-document data kept (see the module doc); ``clock``
+    gives wall-clock nanoseconds (when a file was read); ``stats`` is the
+    catalog's counters (reads, ``stat`` calls, loaded and stale entries).
+    Not thread-safe: the catalog calls it under its lock.
+    """
+
+    def __init__(self, scorer: ScorerName, clock: Callable[[], int], stats: CatalogStats) -> None:
+        self.scorer: ScorerName = scorer
+        self.stats = stats
+        self._clock = clock
+        self.entries: dict[Key, CachedFile] = {}
+        self.linked: set[Key] = set()
+        """Entries whose file has more than one hard link (validated on every refresh)."""
+        self.demoted: set[Key] = set()
+        """Hard links recalled under another path (a ``duplicate_link`` diagnostic, no document)."""
+        self._with_problems: set[Key] = set()
+        self._order: list[OrderKey] = []
+        self._order_add: set[OrderKey] = set()
+        self._order_del: set[OrderKey] = set()
+        self._recency: list[OrderKey] = []  # fielded only: mtime first (see recency_key)
+        self._docs: list[MemoryDocument | None] = []
+        self._fields: list[FieldTexts | None] = []
+        self._free: list[int] = []
+        self._builder = IndexBuilder()
+        self._pool = FieldedPool()
+        self._pending: dict[int, tuple[FieldTexts | None, FieldTexts | None]] = {}
+        self._by_type: dict[MemoryType, set[int]] = {kind: set() for kind in MemoryType}
+        self._by_path: dict[str, tuple[int, ...]] = {}
+        self._maps_shared = False
+        self._loaded_keys: set[Key] = set()
+        self._reread_keys: set[Key] = set()
+
+    def stored(self) -> tuple[list[CachedFile], list[StoredPostings]]:
+        """The entries and (``reference`` only) the word index postings, as the file keeps them."""
+        self.flush_index()
+        postings = [
+            StoredPostings(
+                words=list(column),
+                counts=[len(slots) for slots in column.values()],
+                slots=b"".join(slots.tobytes() for slots in column.values()),
+            )
+            for column in (() if self.scorer == "fielded" else self._builder.postings())
+        ]
+        return list(self.entries.values()), postings
+
+    @staticmethod
+    def _order_key(entry: CachedFile) -> OrderKey:
+        document = entry.document
+        assert document is not None
+        return (
+            _SCOPE_RANK[document.scope],
+            -document.mtime,
+            document.relative_path,
+            entry.root_index,
+            entry.slot,
+        )
+
+    def validate(self, topic: TopicFile, entry: CachedFile) -> bool:
+        self.stats.stats += 1
+        if self.stats.stats % 256 == 0:
+            pacing.checkpoint()
+        try:
+            info = os.stat(topic.path)
+        except OSError:
+            return self.read(topic, entry)
+        if _trusted(entry, info):
+            return False
+        return self.read(topic, entry)
+
+    def read(self, topic: TopicFile, old: CachedFile | None) -> bool:
+        """Read ``topic`` again; True if its document or diagnostics changed."""
+        self.stats.reads += 1
+        pacing.checkpoint()  # once per file read: the loop may need the GIL
+        seen = self._clock()
+        try:
+            info = os.stat(topic.path)
+            signature: Signature | None = signature_of(info)
+            nlink = info.st_nlink
+        except OSError:
+            signature, nlink = None, 1
+        document, problems = read_topic_file(topic)
+        diagnostics = tuple(stored_diagnostic(d) for d in problems)
+        key = (topic.root_index, topic.path)
+        if self._loaded_keys and old is not None:
+            self._reread_keys.add(key)
+        if (
+            old is not None
+            and old.document == document
+            and old.diagnostics == diagnostics
+            and old.relative_path == topic.relative_path
+        ):
+            old.signature, old.read_ns, old.nlink = signature, seen, nlink
+            if nlink > 1:
+                self.linked.add(key)
+            else:
+                self.linked.discard(key)
+            return False
+        slot = -1
+        if old is not None:
+            slot = self._release(key, keep_slot=document is not None)
+        entry = CachedFile(
+            root_index=topic.root_index,
+            path=topic.path,
+            relative_path=topic.relative_path,
+            signature=signature,
+            read_ns=seen,
+            nlink=nlink,
+            document=document,
+            diagnostics=diagnostics,
+            fields=None,
+        )
+        if document is not None:
+            if self.scorer == "fielded":
+                entry.features = DocumentFeatures.of(document, checkpoint=pacing.checkpoint)
+            else:
+                entry.fields = field_texts(DocumentFields.of(document))
+        self.entries[key] = entry
+        if diagnostics:
+            self._with_problems.add(key)
+        if nlink > 1:
+            self.linked.add(key)
+        if document is not None:
+            entry.slot = slot if slot >= 0 else self._allocate()
+            self._index_slot(entry.slot, entry.fields, entry.features)
+            self._docs[entry.slot] = document
+            self._map_slot(entry.slot, document, add=True)
+            self._reorder(self._order_key(entry), add=True)
+        return True
+
+    def drop(self, key: Key) -> bool:
+        """Forget a file that is no longer listed; True if there was one."""
+        if key not in self.entries:
+            return False
+        self._release(key, keep_slot=False)
+        return True
+
+    def _release(self, key: Key, *, keep_slot: bool) -> int:
+        """Remove an entry; returns its slot when kept for the entry replacing it, else -1."""
+        entry = self.entries.pop(key)
+        self._with_problems.discard(key)
+        self.linked.discard(key)
+        self.demoted.discard(key)
+        if entry.slot < 0:
+            return -1
+        self._reorder(self._order_key(entry), add=False)
+        assert entry.document is not None
+        self._map_slot(entry.slot, entry.document, add=False)
+        self._docs[entry.slot] = None
+        if keep_slot:
+            return entry.slot
+        self._index_slot(entry.slot, None, None)
+        return -1
+
+    def _reorder(self, key: OrderKey, *, add: bool) -> None:
+        """Queue a change to the recall order; :meth:`_sorted_order` applies the batch."""
+        if add:
+            if key in self._order_del:
+                self._order_del.discard(key)
+            else:
+                self._order_add.add(key)
+        elif key in self._order_add:
+            self._order_add.discard(key)
+        else:
+            self._order_del.add(key)
+
+    def _sorted_order(self) -> list[OrderKey]:
+        """The recall order with queued changes applied (bulk changes re-sort once)."""
+        gone, new = self._order_del, self._order_add
+        self._order = apply(self._order, gone, new)
+        if self.scorer == "fielded":
+            recency = recency_key
+            self._recency = apply(self._recency, set(map(recency, gone)), set(map(recency, new)))
+        self._order_add, self._order_del = set(), set()
+        return self._order
+
+    def _map_slot(self, slot: int, document: MemoryDocument, *, add: bool) -> None:
+        """Keep the type and path maps handed to published indexes (copy on write)."""
+        if self._maps_shared:
+            self._by_type = {kind: set(members) for kind, members in self._by_type.items()}
+            self._by_path = dict(self._by_path)
+            self._maps_shared = False
+        group = self._by_path.get(document.path, ())
+        if add:
+            self._by_type[document.type].add(slot)
+            self._by_path[document.path] = (*group, slot)
+        else:
+            self._by_type[document.type].discard(slot)
+            rest = tuple(s for s in group if s != slot)
+            if rest:
+                self._by_path[document.path] = rest
+            else:
+                del self._by_path[document.path]
+
+    def _index_slot(
+        self, slot: int, fields: FieldTexts | None, features: DocumentFeatures | None
+    ) -> None:
+        """Index ``slot`` with this document data (``None``: not at all).
+
+        The ``fielded`` pool changes at once (its published views are copy on
+        write); the word index's change is queued for the next flush.
+        """
+        if features is None:
+            self._pool.remove(slot)
+        else:
+            self._pool.add(slot, features)
+        before = self._pending[slot][0] if slot in self._pending else self._fields[slot]
+        self._pending[slot] = (before, fields)
+        self._fields[slot] = fields
+
+    def _allocate(self) -> int:
+        if self._free:
+            return self._free.pop()
+        self._docs.append(None)
+        self._fields.append(None)
+        return len(self._docs) - 1
+
+    def flush_index(self) -> None:
+        if not self._pending:
+            return
+        if self.scorer != "fielded":
+            self._builder.apply(self._pending)
+        # A slot freed in this batch is reusable only once the index no longer lists it.
+        self._free.extend(slot for slot, (_, after) in self._pending.items() if after is None)
+        self._pending = {}
+
+    def publish(self, listing_diagnostics: Iterable[Diagnostic]) -> Snapshot:
+        """A snapshot of every document in recall order: the diagnostics of the listings,
+        then those of the files (by root, then relative path), and the scorer's index."""
+        self.flush_index()
+        slots = list(map(SLOT, self._sorted_order()))
+        documents = cast("tuple[MemoryDocument, ...]", tuple(map(self._docs.__getitem__, slots)))
+        diagnostics = list(listing_diagnostics)
+        problem_entries = sorted(
+            (self.entries[key] for key in self._with_problems),
+            key=lambda e: (e.root_index, e.relative_path),
+        )
+        for entry in problem_entries:
+            diagnostics.extend(_diagnostic(d) for d in entry.diagnostics)
+        self._maps_shared = True
+        if self.scorer == "fielded":
+            view = self._pool.view(slots, checkpoint=pacing.checkpoint)
+            recency = list(map(SLOT, self._recency))
+            lookups = Lookups(slots, recency, self._by_path)
+            return Snapshot(documents, view, tuple(diagnostics), order=lookups)
+        index = CatalogIndex(
+            documents,
+            slots,
+            list(self._fields),
+            self._builder.freeze(),
+            by_type=self._by_type,
+            by_path=self._by_path,
+        )
+        return Snapshot(documents, index, tuple(diagnostics), preparer=index)
+
+    def settle_links(self, roots: Sequence[Root]) -> bool:
+        """Hard links, as the scanner treats them: of the entries sharing a ``(device, inode)``,
+        the first by root and relative path keeps its document; the others hold only a
+        ``duplicate_link`` diagnostic. An entry no longer shadowed is read again."""
+        groups: dict[tuple[int, int], list[Key]] = {}
+        for key in self.linked:
+            signature = self.entries[key].signature
+            if signature is not None:
+                groups.setdefault((signature[0], signature[1]), []).append(key)
+        shadowed: dict[Key, str] = {}
+        for keys in groups.values():
+            if len(keys) > 1:
+                keys.sort(key=lambda k: (k[0], self.entries[k].relative_path))
+                shadowed.update((key, keys[0][1]) for key in keys[1:])
+        changed = False
+        for key in self.demoted - shadowed.keys():
+            self.demoted.discard(key)
+            entry = self.entries[key]
+            topic = TopicFile(key[0], roots[key[0]].scope, key[1], entry.relative_path)
+            changed |= self.read(topic, entry)
+        for key, first in shadowed.items():
+            entry = self.entries[key]
+            wanted = (stored_diagnostic(duplicate_link_diagnostic(key[1], first)),)
+            if key in self.demoted and entry.diagnostics == wanted:
+                continue
+            self._release(key, keep_slot=False)
+            self.entries[key] = CachedFile(
+                root_index=entry.root_index,
+                path=entry.path,
+                relative_path=entry.relative_path,
+                signature=entry.signature,
+                read_ns=entry.read_ns,
+                nlink=entry.nlink,
+                document=None,
+                diagnostics=wanted,
+                fields=None,
+            )
+            self._with_problems.add(key)
+            self.linked.add(key)
+            self.demoted.add(key)
+            changed = True
+        return changed
+
+    def report_stale(self) -> None:
+        """Count and log the loaded entries that the first validation found out of date."""
+        entries = self.entries
+        stale = self._loaded_keys - entries.keys()
+        stale.update(key for key in self._loaded_keys & entries.keys() if key in self._reread_keys)
+        self.stats.stale_on_load = len(stale)
+        self._loaded_keys = set()
+        self._reread_keys = set()
+        if stale:
+            log.info(
+                "catalog: %d of %d cached files changed since the file was saved; re-read",
+                len(stale),
+                self.stats.loaded,
+            )
+
+    def adopt(self, stored: StoredCatalog) -> None:
+        """Take over a verified file's entries and index; raises ValueError if they are
+        inconsistent. Every adopted entry is still to be validated against the tree."""
+        slots = [e.slot for e in stored.entries if e.document is not None]
+        if len(set(slots)) != len(slots) or any(slot < 0 for slot in slots):
+            raise ValueError("document slots are not unique")
+        fielded = self.scorer == "fielded"
+        if len(stored.postings) != (0 if fielded else 3):
+            raise ValueError("the word index needs three columns (none for fielded)")
+        capacity = max(slots, default=-1) + 1
+        analysed: list[tuple[int, DocumentFeatures]] = []
+        self._docs = [None] * capacity
+        self._fields = [None] * capacity
+        for entry in stored.entries:
+            key = (entry.root_index, entry.path)
+            self.entries[key] = entry
+            if entry.diagnostics:
+                self._with_problems.add(key)
+            if entry.nlink > 1:
+                self.linked.add(key)
+            if any(d[1] == DiagnosticKind.DUPLICATE_LINK for d in entry.diagnostics):
+                self.demoted.add(key)
+            document = entry.document
+            data = entry.features if fielded else entry.fields
+            if document is None or data is None:
+                entry.slot = -1
+                continue
+            self._docs[entry.slot] = document
+            if entry.features is not None:
+                analysed.append((entry.slot, entry.features))
+            self._fields[entry.slot] = entry.fields
+            self._order.append(self._order_key(entry))
+            self._map_slot(entry.slot, document, add=True)
+        for start in range(0, len(analysed), _ADOPT_CHUNK):
+            pacing.checkpoint()
+            self._pool.extend(analysed[start : start + _ADOPT_CHUNK])
+        self._order.sort()
+        if fielded:
+            self._recency = sorted(map(recency_key, self._order))
+        self._free = [slot for slot in range(capacity) if self._docs[slot] is None]
+        if not fielded:
+            self._builder = IndexBuilder.from_postings([_postings(c) for c in stored.postings])
+        self.stats.loaded = len(self.entries)
+        self._loaded_keys = set(self.entries)

@@ -1,0 +1,23 @@
+"""The catalog's counters (for tests, benchmarks and logs)."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["CatalogStats"]
+
+
+@attrs.define
+class CatalogStats:
+    """Counters for tests, benchmarks and logs (cumulative since the catalog opened)."""
+
+    mode: str = "new"
+    refreshes: int = 0
+    reads: int = 0
+    stats: int = 0
+    listings: int = 0
+    resyncs: int = 0
+    overflows: int = 0
+    loaded: int = 0
+    stale_on_load: int = 0
+    load_problem: str | None = None
