@@ -31,11 +31,12 @@ followed (the scanner's rule) leave the root watched: a directory holding one
 is listed again only when a link now resolves differently, which every refresh
 checks. A directory claimed by an earlier root is left to it, as in the scan.
 
-The parts: the listings, watches and refresh logic are here; every topic
-file's entry and the scorer's index over the documents are kept by
+The parts: the listings and the refresh logic are here; every topic file's
+entry and the scorer's index over the documents are kept by
 :class:`~memrecall.sources.catalog.entries.CatalogEntries`; listing one
-directory is :mod:`~memrecall.sources.catalog.listing`; the inotify binding is
-:mod:`~memrecall.sources.catalog.watch`; the recall order is
+directory is :mod:`~memrecall.sources.catalog.listing`; the inotify watches
+and what their events mean are :class:`~memrecall.sources.catalog.feed.ChangeFeed`
+(over :mod:`~memrecall.sources.catalog.watch`); the recall order is
 :mod:`~memrecall.sources.catalog.order`.
 
 Persistence (:mod:`memrecall.sources.catalog.store`): ``cache_path`` names a
@@ -53,21 +54,19 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import errno
 import gc
 import logging
 import os
 import stat
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
 
 import attrs
 
 from memrecall.sources import pacing
-from memrecall.sources.catalog import watch as catalog_watch
 from memrecall.sources.catalog.entries import CatalogEntries
+from memrecall.sources.catalog.feed import ChangeFeed
 from memrecall.sources.catalog.listing import (
     DIR,
     SUSPECT_NS,
@@ -106,20 +105,6 @@ __all__ = ["SUSPECT_NS", "CatalogSource", "CatalogStats"]
 
 log = logging.getLogger("memrecall.catalog")
 
-_CONTENT_EVENTS = catalog_watch.IN_MODIFY | catalog_watch.IN_CLOSE_WRITE | catalog_watch.IN_ATTRIB
-_ENTRY_EVENTS = (
-    catalog_watch.IN_CREATE
-    | catalog_watch.IN_DELETE
-    | catalog_watch.IN_MOVED_FROM
-    | catalog_watch.IN_MOVED_TO
-)
-_GONE_EVENTS = (
-    catalog_watch.IN_DELETE_SELF
-    | catalog_watch.IN_MOVE_SELF
-    | catalog_watch.IN_IGNORED
-    | catalog_watch.IN_UNMOUNT
-)
-
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
@@ -157,17 +142,6 @@ def _root_info(root: Root) -> tuple[int, int] | Diagnostic:
     return root_check(root)
 
 
-def _ancestors(path: str) -> list[tuple[str, str]]:
-    """``(directory, child)`` pairs from ``/`` down to the root's parent."""
-    pairs = []
-    head, tail = os.path.split(path)
-    while tail:
-        pairs.append((head, tail))
-        head, tail = os.path.split(head)
-    pairs.reverse()
-    return pairs
-
-
 class CatalogSource:
     """A document source that keeps parsed documents between recalls (see the module doc).
 
@@ -197,17 +171,13 @@ class CatalogSource:
         self._clock = clock
         self._lock = threading.Lock()
         self._cache_path = self._checked_cache_path(cache_path)
-        self._watcher = catalog_watch.open_watcher() if watch else None
-        if self._watcher is not None:
-            # A catalog dropped without close() still gives its inotify instance back.
-            weakref.finalize(self, self._watcher.close)
-        self.stats.mode = "inotify" if self._watcher is not None else "stat"
+        self._feed = ChangeFeed(self._roots, self.stats, watch=watch)
+        self.stats.mode = "inotify" if self._feed.active else "stat"
         self._snapshot: Snapshot | None = None
         self._reset()
         self._loaded = self._cache_path is None
         self._changed_since_save = False
         self._closed = False
-        self._warned_limit = False
 
     # -- public ---------------------------------------------------------------------------
 
@@ -258,9 +228,7 @@ class CatalogSource:
             self._closed = True
             if self._changed_since_save:
                 self._save()
-            if self._watcher is not None:
-                self._watcher.close()
-                self._watcher = None
+            self._feed.close()
             self.stats.mode = "stat"
             for state in self._state:
                 state.watched = False
@@ -297,8 +265,7 @@ class CatalogSource:
         self._real_roots: tuple[str, ...] | None = None
         self._stale: set[str] = set()
         self._revalidate_dirs: set[str] = set()
-        self._wd_dirs: dict[int, set[str]] = {}
-        self._wd_chain: dict[int, set[tuple[int, str]]] = {}
+        self._feed.reset()
         self._files = CatalogEntries(self.scorer, self._clock, self.stats)
         self._snapshot = None
 
@@ -408,16 +375,12 @@ class CatalogSource:
     def _refresh(self) -> bool:
         """Bring the catalog up to date with the tree; True if the result may have changed."""
         self.stats.refreshes += 1
-        resync: set[int] = set()
-        dirty_dirs: set[str] = set()
-        dirty_paths: set[str] = set()
-        touched: dict[str, set[str]] = {}
-        if self._watcher is None:
-            resync.update(range(len(self._roots)))
-        else:
-            for event in self._watcher.drain():
-                self._note(event, resync, dirty_dirs, dirty_paths, touched)
+        changes = self._feed.drain(self._listings)
+        resync, dirty_dirs, dirty_paths = changes.resync, changes.dirty_dirs, changes.dirty_paths
+        if self._feed.active:
             resync.update(i for i, s in enumerate(self._state) if not s.watched or s.resync)
+        else:
+            resync.update(range(len(self._roots)))
         if resync:
             self.stats.resyncs += 1
         for index in resync:
@@ -427,7 +390,7 @@ class CatalogSource:
         self._real_roots = None
         self._recheck_links()
         patched: dict[str, tuple[set[str], set[str]]] = {}
-        for directory, names in touched.items():
+        for directory, names in changes.touched.items():
             if directory in self._listings and directory not in self._stale:
                 delta = self._patch(directory, names)
                 if delta is None:
@@ -525,105 +488,14 @@ class CatalogSource:
             {os.path.join(directory, n) for n in topics - before},
         )
 
-    def _note(
-        self,
-        event: catalog_watch.WatchEvent,
-        resync: set[int],
-        dirty_dirs: set[str],
-        dirty_paths: set[str],
-        touched: dict[str, set[str]],
-    ) -> None:
-        mask = event.mask
-        if mask & catalog_watch.IN_Q_OVERFLOW:
-            self.stats.overflows += 1
-            log.info("catalog: inotify queue overflowed; re-validating every root")
-            resync.update(range(len(self._roots)))
-            return
-        for index, child in self._wd_chain.get(event.wd, ()):
-            if not event.name or event.name == child:
-                resync.add(index)
-        for directory in self._wd_dirs.get(event.wd, ()):
-            if event.name:
-                dirty_paths.add(os.path.join(directory, event.name))
-                if mask & catalog_watch.IN_ISDIR:
-                    dirty_dirs.add(directory)
-                elif mask & _ENTRY_EVENTS:
-                    touched.setdefault(directory, set()).add(event.name)
-                elif not mask & _CONTENT_EVENTS:
-                    dirty_dirs.add(directory)
-            else:
-                dirty_dirs.add(directory)
-                if mask & _GONE_EVENTS:
-                    dirty_dirs.add(os.path.dirname(directory))
-                    resync.update(i for i, r in enumerate(self._roots) if r.path == directory)
-        if mask & catalog_watch.IN_IGNORED:
-            for directory in self._wd_dirs.pop(event.wd, set()):
-                listing = self._listings.get(directory)
-                if listing is not None and listing.wd == event.wd:
-                    listing.wd = None
-            for index, _ in self._wd_chain.pop(event.wd, set()):
-                resync.add(index)
-
     def _begin_resync(self, index: int) -> None:
         state = self._state[index]
         state.info = None
         state.resync = False
         self._stale.update(state.reached)
         self._stale.add(self._roots[index].path)
-        state.watched = self._watch_chain(index)
+        state.watched = self._feed.watch_chain(index, state.chain)
         state.force_validate = True
-
-    def _watch_chain(self, index: int) -> bool:
-        """(Re)watch every ancestor of a root; False if the root cannot be trusted to inotify."""
-        state = self._state[index]
-        for wd in state.chain:
-            roles = self._wd_chain.get(wd)
-            if roles is not None:
-                for role in [r for r in roles if r[0] == index]:
-                    roles.discard(role)
-                if not roles:
-                    del self._wd_chain[wd]
-                    self._forget_wd(wd)
-        state.chain = []
-        if self._watcher is None:
-            return False
-        path = self._roots[index].path
-        existing = path
-        while not os.path.lexists(existing):
-            parent = os.path.dirname(existing)
-            if parent == existing:
-                break
-            existing = parent
-        fstype = catalog_watch.filesystem_type(existing)
-        if fstype not in catalog_watch.LOCAL_FILESYSTEMS:
-            return False
-        for directory, child in _ancestors(path):
-            if os.path.islink(directory):
-                return False
-            try:
-                wd = self._watcher.add(directory)
-            except OSError as exc:
-                if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-                    break  # a missing ancestor: its parent's watch sees it appear
-                self._watch_refused(exc)
-                return False
-            self._wd_chain.setdefault(wd, set()).add((index, child))
-            state.chain.append(wd)
-        return not os.path.islink(path)
-
-    def _watch_refused(self, exc: OSError) -> None:
-        if catalog_watch.is_watch_limit(exc) and not self._warned_limit:
-            self._warned_limit = True
-            log.warning(
-                "catalog: inotify refused a watch (%s); raise fs.inotify.max_user_watches. "
-                "Affected roots are re-validated by stat on every recall",
-                exc.strerror,
-            )
-
-    def _forget_wd(self, wd: int) -> None:
-        if wd in self._wd_dirs or wd in self._wd_chain or self._watcher is None:
-            return
-        self._watcher.remove(wd)
 
     def _walk_root(self, index: int, reread: set[tuple[int, str]]) -> bool:
         """List the root again (from cached listings where still valid) and sync its files."""
@@ -747,14 +619,7 @@ class CatalogSource:
             return cached
         state = self._state[index]
         now = self._clock()
-        wd: int | None = None
-        refused = False
-        if state.watched and self._watcher is not None:
-            try:
-                wd = self._watcher.add(directory)
-            except OSError as exc:
-                refused = True
-                self._watch_refused(exc)
+        wd, refused = self._feed.watch_dir(directory) if state.watched else (None, False)
         listing: _Listing | None = None
         if (
             cached is not None
@@ -787,10 +652,10 @@ class CatalogSource:
             state.watched = False  # re-validated by stat until a resync can watch it again
             state.resync = True
         if cached is not None and cached.wd is not None and cached.wd != wd:
-            self._unwatch_dir(directory, cached.wd)
+            self._feed.unwatch_dir(directory, cached.wd)
         listing.wd = wd
         if wd is not None:
-            self._wd_dirs.setdefault(wd, set()).add(directory)
+            self._feed.listed(directory, wd)
         self._listings[directory] = listing
         if listing.links:
             self._link_dirs.add(directory)
@@ -798,15 +663,6 @@ class CatalogSource:
             self._link_dirs.discard(directory)
         self._stale.discard(directory)
         return listing
-
-    def _unwatch_dir(self, directory: str, wd: int) -> None:
-        roles = self._wd_dirs.get(wd)
-        if roles is None:
-            return
-        roles.discard(directory)
-        if not roles:
-            del self._wd_dirs[wd]
-            self._forget_wd(wd)
 
     def _collect_listings(self) -> None:
         reached: set[str] = set()
@@ -817,4 +673,4 @@ class CatalogSource:
             self._link_dirs.discard(directory)
             self._stale.discard(directory)
             if listing.wd is not None:
-                self._unwatch_dir(directory, listing.wd)
+                self._feed.unwatch_dir(directory, listing.wd)

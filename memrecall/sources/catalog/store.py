@@ -171,6 +171,7 @@ FINGERPRINTED: Final = tuple(
         "engine.scoring.fielded",
         "engine.scoring.catalog_index",
         "sources.catalog.entries",
+        "sources.catalog.feed",
         "sources.catalog.listing",
         "sources.catalog.source",
         "sources.catalog.store",
