@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 import attrs
+import msgspec
 
 from memrecall.engine.scoring.baselines import FrozenIndex, RandomIndex
 from memrecall.engine.scoring.bm25 import BM25Index
@@ -138,148 +140,164 @@ def _show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+class _Document(msgspec.Struct):
+    """One pool document as the corpus file gives it (unknown fields are ignored)."""
+
+    id: str
+    type: MemoryType
+    title: str
+    description: str
+    body: str
+    scope: Scope = Scope.PROJECT
+    mtime: float = 0.0
 
 
-def _field(obj: Mapping[str, Any], key: str, where: str) -> object:
-    if key not in obj:
-        _fail(f"{where}: missing field {key!r}")
-    return obj[key]
+class _Case(msgspec.Struct):
+    """One labelled query as the corpus file gives it."""
+
+    id: str
+    query: str
+    relevant: list[str]
+    slice: str
+    top: str | None = None
+    exclude: list[str] = msgspec.field(default_factory=list)
 
 
-def _string(value: object, where: str, *, non_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        _fail(f"{where}: expected a string, got {_kind(value)}")
-    if non_empty and not value:
-        _fail(f"{where}: must not be empty")
-    return value
+class _Corpus(msgspec.Struct):
+    """The corpus file's top level."""
+
+    name: str
+    documents: list[_Document]
+    cases: list[_Case]
 
 
-def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        _fail(f"{where}: expected an object, got {_kind(value)}")
-    return value
+_KINDS = {
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "bool": "a boolean",
+    "null": "null",
+    "array": "an array",
+    "object": "an object",
+}
+_CHOICES = {"type": tuple(t.value for t in MemoryType), "scope": tuple(s.value for s in Scope)}
+_ERROR = re.compile(r"(?P<what>.*?)(?: - at `\$(?P<path>.*)`)?", re.DOTALL)
+_MISSING = re.compile(r"Object missing required field `(?P<field>.*)`")
+_EXPECTED = re.compile(r"Expected `(?P<want>[^`|]*)[^`]*`, got `(?P<got>[^`]*)`")
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 
-def _array(value: object, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        _fail(f"{where}: expected an array, got {_kind(value)}")
-    return value
+def _at(data: object, path: str) -> object:
+    """The value at a msgspec error path (``.documents[2].type``) of the decoded JSON."""
+    for key, index in _STEP.findall(path):
+        if key:
+            assert isinstance(data, dict)
+            data = data[key]
+        else:
+            assert isinstance(data, list)
+            data = data[int(index)]
+    return data
 
 
-def _choice(value: object, where: str, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        _fail(f"{where}: expected one of {', '.join(allowed)}, got {_show(value)}")
-    return value
+def _reason(exc: msgspec.ValidationError, data: object) -> str:
+    """msgspec's message, in the corpus contract's words (``where: what``)."""
+    error = _ERROR.fullmatch(str(exc))
+    assert error is not None  # the pattern matches any text
+    path = error["path"] or ""
+    where = path.lstrip(".") or "corpus"
+    what = error["what"]
+    missing = _MISSING.fullmatch(what)
+    if missing:
+        return f"{where}: missing field {missing['field']!r}"
+    allowed = _CHOICES.get(where.rsplit(".", 1)[-1]) if where.startswith("documents[") else None
+    if allowed is not None:
+        return f"{where}: expected one of {', '.join(allowed)}, got {_show(_at(data, path))}"
+    expected = _EXPECTED.fullmatch(what)
+    if expected:
+        want, got = expected["want"].strip(), expected["got"]
+        return f"{where}: expected {_KINDS.get(want, want)}, got {_KINDS.get(got, got)}"
+    return f"{where}: {what}"
 
 
-def _doc_ids(value: object, where: str, known: Collection[str]) -> tuple[str, ...]:
-    ids: list[str] = []
-    for i, item in enumerate(_array(value, where)):
-        doc_id = _string(item, f"{where}[{i}]")
+def _doc_ids(ids: list[str], where: str, known: Collection[str]) -> tuple[str, ...]:
+    for i, doc_id in enumerate(ids):
         if doc_id not in known:
             _fail(f"{where}[{i}]: unknown document id {_show(doc_id)}")
-        if doc_id in ids:
+        if doc_id in ids[:i]:
             _fail(f"{where}[{i}]: document id {_show(doc_id)} is listed twice")
-        ids.append(doc_id)
     return tuple(ids)
 
 
-_TYPES = tuple(t.value for t in MemoryType)
-_SCOPES = tuple(s.value for s in Scope)
-
-
-def _document(raw: object, where: str) -> tuple[str, MemoryDocument]:
-    obj = _object(raw, where)
-    doc_id = _string(_field(obj, "id", where), f"{where}.id", non_empty=True)
-    kind = _choice(_field(obj, "type", where), f"{where}.type", _TYPES)
-    title = _string(_field(obj, "title", where), f"{where}.title")
-    description = _string(_field(obj, "description", where), f"{where}.description")
-    body = _string(_field(obj, "body", where), f"{where}.body")
-    scope = _choice(obj.get("scope", Scope.PROJECT.value), f"{where}.scope", _SCOPES)
-    mtime = obj.get("mtime", 0)
-    if isinstance(mtime, bool) or not isinstance(mtime, int | float):
-        _fail(f"{where}.mtime: expected a number, got {_kind(mtime)}")
-    if not math.isfinite(mtime):
+def _document(raw: _Document, where: str) -> MemoryDocument:
+    if not raw.id:
+        _fail(f"{where}.id: must not be empty")
+    if not math.isfinite(raw.mtime):
         _fail(f"{where}.mtime: must be a finite number")
-    document = MemoryDocument(
-        scope=Scope(scope),
-        path=f"/corpus/{scope}/{doc_id}.md",
-        relative_path=f"{doc_id}.md",
-        type=MemoryType(kind),
-        title=title,
-        description=description,
-        body=body,
-        mtime=float(mtime),
+    return MemoryDocument(
+        scope=raw.scope,
+        path=f"/corpus/{raw.scope.value}/{raw.id}.md",
+        relative_path=f"{raw.id}.md",
+        type=raw.type,
+        title=raw.title,
+        description=raw.description,
+        body=raw.body,
+        mtime=raw.mtime,
     )
-    return doc_id, document
 
 
-def _case(raw: object, where: str, known: Collection[str]) -> Case:
-    obj = _object(raw, where)
-    case_id = _string(_field(obj, "id", where), f"{where}.id", non_empty=True)
-    query = _string(_field(obj, "query", where), f"{where}.query")
-    relevant = _doc_ids(_field(obj, "relevant", where), f"{where}.relevant", known)
-    slice_name = _string(_field(obj, "slice", where), f"{where}.slice", non_empty=True)
-    top_raw = obj.get("top")
-    top = None if top_raw is None else _string(top_raw, f"{where}.top")
-    if top is not None and top not in relevant:
-        _fail(f"{where}.top: {_show(top)} is not one of the case's relevant documents")
-    exclude = _doc_ids(obj.get("exclude", []), f"{where}.exclude", known)
+def _case(raw: _Case, where: str, known: Collection[str]) -> Case:
+    if not raw.id:
+        _fail(f"{where}.id: must not be empty")
+    relevant = _doc_ids(raw.relevant, f"{where}.relevant", known)
+    if not raw.slice:
+        _fail(f"{where}.slice: must not be empty")
+    if raw.top is not None and raw.top not in relevant:
+        _fail(f"{where}.top: {_show(raw.top)} is not one of the case's relevant documents")
+    exclude = _doc_ids(raw.exclude, f"{where}.exclude", known)
     for doc_id in relevant:
         if doc_id in exclude:
             _fail(f"{where}.exclude: relevant document {_show(doc_id)} is excluded")
     return Case(
-        id=case_id, query=query, relevant=relevant, top=top, slice=slice_name, exclude=exclude
+        id=raw.id, query=raw.query, relevant=relevant, top=raw.top, slice=raw.slice, exclude=exclude
     )
 
 
 def parse_corpus(data: object) -> Corpus:
     """Validate decoded corpus JSON and build the pool; raises :class:`CorpusError`.
 
-    Unknown fields are ignored. A document's ``scope`` defaults to ``project``
-    and its ``mtime`` to 0. The pool holds project documents, then user
-    documents, each group in file order.
+    The shape is checked by msgspec (:class:`_Corpus`; its messages are put in
+    the contract's words), the rest here. Unknown fields are ignored. A
+    document's ``scope`` defaults to ``project`` and its ``mtime`` to 0. The
+    pool holds project documents, then user documents, each group in file order.
     """
-    root = _object(data, "corpus")
-    name = _string(_field(root, "name", "corpus"), "name")
-    raw_documents = _array(_field(root, "documents", "corpus"), "documents")
-    raw_cases = _array(_field(root, "cases", "corpus"), "cases")
-    if not raw_documents:
+    try:
+        raw = msgspec.convert(data, _Corpus)
+    except msgspec.ValidationError as exc:
+        raise CorpusError(_reason(exc, data)) from None
+    if not raw.documents:
         _fail("documents: the corpus has no documents")
-    if not raw_cases:
+    if not raw.cases:
         _fail("cases: the corpus has no cases")
 
     parsed: dict[str, MemoryDocument] = {}
-    for i, raw in enumerate(raw_documents):
-        doc_id, document = _document(raw, f"documents[{i}]")
-        if doc_id in parsed:
-            _fail(f"documents[{i}].id: duplicate document id {_show(doc_id)}")
-        parsed[doc_id] = document
+    for i, raw_document in enumerate(raw.documents):
+        document = _document(raw_document, f"documents[{i}]")
+        if raw_document.id in parsed:
+            _fail(f"documents[{i}].id: duplicate document id {_show(raw_document.id)}")
+        parsed[raw_document.id] = document
     order = [i for i in parsed if parsed[i].scope is Scope.PROJECT]
     order += [i for i in parsed if parsed[i].scope is Scope.USER]
 
     cases: list[Case] = []
     seen: set[str] = set()
-    for i, raw in enumerate(raw_cases):
-        case = _case(raw, f"cases[{i}]", parsed)
+    for i, raw_case in enumerate(raw.cases):
+        case = _case(raw_case, f"cases[{i}]", parsed)
         if case.id in seen:
             _fail(f"cases[{i}].id: duplicate case id {_show(case.id)}")
         seen.add(case.id)
         cases.append(case)
     return Corpus(
-        name=name,
+        name=raw.name,
         documents=tuple(parsed[i] for i in order),
         ids=tuple(order),
         cases=tuple(cases),
