@@ -37,18 +37,17 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-import os
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 import attrs
 import outcome
 import trio
 
 from memrecall.actors.engine import Engine, EngineStatistics, open_engine_with_hooks
-from memrecall.actors.plan import MemoryBlock, PlanObserver
+from memrecall.actors.plan import MemoryBlock
 from memrecall.actors.selector import (
     Selector,
     SelectorError,
@@ -56,12 +55,10 @@ from memrecall.actors.selector import (
     SimulatedSelector,
 )
 from memrecall.actors.session import Session, SessionClosedError
-from memrecall.actors.settings import EngineHooks
+from memrecall.actors.settings import EngineHooks, EngineKeywords, EngineOptions
 from memrecall.selectors.openai import OpenAICompatibleSelector
-from memrecall.sources.catalog.store import CacheLocation
 from memrecall.sources.scanner import Diagnostic, MemoryTree
-from memrecall.sources.source import DEFAULT_SCORER, DocumentSource, ScorerName
-from memrecall.telemetry.sinks import CorrelatedSink, TelemetrySink
+from memrecall.sources.source import DocumentSource
 
 __all__ = [
     "AioSelector",
@@ -89,13 +86,7 @@ def open_engine(
     memory: MemoryTree | DocumentSource,
     *,
     selector: AioSelector | None = None,
-    sinks: Iterable[TelemetrySink | CorrelatedSink] = (),
-    observer: PlanObserver | None = None,
-    fast_result: bool = True,
-    wait_for_selector: bool = False,
-    catalog: bool = True,
-    catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
-    scorer: ScorerName = DEFAULT_SCORER,
+    **options: Unpack[EngineKeywords],
 ) -> AbstractAsyncContextManager[AsyncioEngine]:
     """Open an engine from asyncio: ``async with open_engine(tree, ...) as engine``.
 
@@ -104,33 +95,14 @@ def open_engine(
     every session is shut down and every pending plan records its terminal
     event (``shutdown``), also when the block is left by cancellation.
     """
-    return open_guest_engine(
-        memory,
-        selector=selector,
-        sinks=sinks,
-        observer=observer,
-        fast_result=fast_result,
-        wait_for_selector=wait_for_selector,
-        catalog=catalog,
-        catalog_cache=catalog_cache,
-        scorer=scorer,
-        hooks=EngineHooks(),
-        clock=None,
-    )
+    return open_guest_engine(memory, selector, EngineOptions(**options), EngineHooks(), None)
 
 
 @asynccontextmanager
 async def open_guest_engine(
     memory: MemoryTree | DocumentSource,
-    *,
     selector: AioSelector | None,
-    sinks: Iterable[TelemetrySink | CorrelatedSink],
-    observer: PlanObserver | None,
-    fast_result: bool,
-    wait_for_selector: bool,
-    catalog: bool,
-    catalog_cache: str | os.PathLike[str] | CacheLocation | None,
-    scorer: ScorerName,
+    options: EngineOptions,
     hooks: EngineHooks,
     clock: trio.abc.Clock | None,
 ) -> AsyncIterator[AsyncioEngine]:
@@ -140,21 +112,11 @@ async def open_guest_engine(
     """
     loop = asyncio.get_running_loop()
     bridged = _bridge_selector(selector, loop)
-    sink_tuple = tuple(sinks)
+    # The sinks are read once, here: an iterator passed in is not consumed twice.
+    options = attrs.evolve(options, sinks=tuple(options.sinks))
 
     def opener() -> AbstractAsyncContextManager[Engine]:
-        return open_engine_with_hooks(
-            memory,
-            selector=bridged,
-            sinks=sink_tuple,
-            observer=observer,
-            fast_result=fast_result,
-            wait_for_selector=wait_for_selector,
-            catalog=catalog,
-            catalog_cache=catalog_cache,
-            scorer=scorer,
-            hooks=hooks,
-        )
+        return open_engine_with_hooks(memory, bridged, options, hooks)
 
     guest = await _GuestRun.acquire(loop, clock)
     host = _EngineHost(guest)

@@ -20,23 +20,20 @@ The aio variant also takes ``clock`` (a trio clock for the guest run, e.g.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from typing import Unpack
 
 import trio
 
 from memrecall.actors.engine import Engine, open_engine_with_hooks
-from memrecall.actors.plan import PlanObserver
 from memrecall.actors.selector import Selector
-from memrecall.actors.settings import EngineHooks
+from memrecall.actors.settings import EngineHooks, EngineKeywords, EngineOptions
 from memrecall.aio import AioSelector, AsyncioEngine, open_guest_engine
 from memrecall.engine.plan import StepFunction, step
-from memrecall.sources.catalog.store import CacheLocation
 from memrecall.sources.scanner import MemoryTree
-from memrecall.sources.source import DEFAULT_SCORER, DocumentSource, ScorerName
-from memrecall.telemetry.sinks import CorrelatedSink, TelemetrySink
+from memrecall.sources.source import DocumentSource
 
 __all__ = ["EngineHooks", "open_aio_test_engine", "open_test_engine"]
 
@@ -45,71 +42,38 @@ def open_test_engine(
     memory: MemoryTree | DocumentSource,
     *,
     selector: Selector | None = None,
-    sinks: Iterable[TelemetrySink | CorrelatedSink] = (),
-    observer: PlanObserver | None = None,
-    fast_result: bool = True,
-    wait_for_selector: bool = False,
-    catalog: bool = True,
-    catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
-    scorer: ScorerName = DEFAULT_SCORER,
     wall_clock: Callable[[], float] = time.time,
     scan_in_thread: bool = True,
     scan_delay: float = 0.0,
     step_function: StepFunction = step,
+    **options: Unpack[EngineKeywords],
 ) -> AbstractAsyncContextManager[Engine]:
     """:func:`memrecall.actors.open_engine` with the test hooks (see the module docstring)."""
-    return open_engine_with_hooks(
-        memory,
-        selector=selector,
-        sinks=sinks,
-        observer=observer,
-        fast_result=fast_result,
-        wait_for_selector=wait_for_selector,
-        catalog=catalog,
-        catalog_cache=catalog_cache,
-        scorer=scorer,
-        hooks=EngineHooks(
-            wall_clock=wall_clock,
-            scan_in_thread=scan_in_thread,
-            scan_delay=scan_delay,
-            step_function=step_function,
-        ),
+    hooks = EngineHooks(
+        wall_clock=wall_clock,
+        scan_in_thread=scan_in_thread,
+        scan_delay=scan_delay,
+        step_function=step_function,
     )
+    return open_engine_with_hooks(memory, selector, EngineOptions(**options), hooks)
 
 
 def open_aio_test_engine(
     memory: MemoryTree | DocumentSource,
     *,
     selector: AioSelector | None = None,
-    sinks: Iterable[TelemetrySink | CorrelatedSink] = (),
-    observer: PlanObserver | None = None,
-    fast_result: bool = True,
-    wait_for_selector: bool = False,
-    catalog: bool = True,
-    catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT,
-    scorer: ScorerName = DEFAULT_SCORER,
     wall_clock: Callable[[], float] = time.time,
     scan_in_thread: bool = True,
     scan_delay: float = 0.0,
     step_function: StepFunction = step,
     clock: trio.abc.Clock | None = None,
+    **options: Unpack[EngineKeywords],
 ) -> AbstractAsyncContextManager[AsyncioEngine]:
     """:func:`memrecall.aio.open_engine` with the test hooks and a trio ``clock``."""
-    return open_guest_engine(
-        memory,
-        selector=selector,
-        sinks=sinks,
-        observer=observer,
-        fast_result=fast_result,
-        wait_for_selector=wait_for_selector,
-        catalog=catalog,
-        catalog_cache=catalog_cache,
-        scorer=scorer,
-        hooks=EngineHooks(
-            wall_clock=wall_clock,
-            scan_in_thread=scan_in_thread,
-            scan_delay=scan_delay,
-            step_function=step_function,
-        ),
-        clock=clock,
+    hooks = EngineHooks(
+        wall_clock=wall_clock,
+        scan_in_thread=scan_in_thread,
+        scan_delay=scan_delay,
+        step_function=step_function,
     )
+    return open_guest_engine(memory, selector, EngineOptions(**options), hooks, clock)

@@ -45,7 +45,7 @@ from .arguments import (
 from .plan import PlanObserver
 from .selector import Selector
 from .session import Session, SessionClosedError
-from .settings import EngineHooks, EngineSettings
+from .settings import EngineHooks, EngineOptions, EngineSettings
 
 __all__ = ["Engine", "EngineStatistics", "open_engine", "open_engine_with_hooks"]
 
@@ -178,9 +178,7 @@ def open_engine(
     Hooks for tests (a fixed wall clock, the scan on the event loop, a
     replaced transition function) are in :func:`memrecall.testing.open_test_engine`.
     """
-    return open_engine_with_hooks(
-        memory,
-        selector=selector,
+    options = EngineOptions(
         sinks=sinks,
         observer=observer,
         fast_result=fast_result,
@@ -188,44 +186,21 @@ def open_engine(
         catalog=catalog,
         catalog_cache=catalog_cache,
         scorer=scorer,
-        hooks=EngineHooks(),
     )
+    return open_engine_with_hooks(memory, selector, options, EngineHooks())
 
 
 @asynccontextmanager
 async def open_engine_with_hooks(
     memory: MemoryTree | DocumentSource,
-    *,
     selector: Selector | None,
-    sinks: Iterable[TelemetrySink | CorrelatedSink],
-    observer: PlanObserver | None,
-    fast_result: bool,
-    wait_for_selector: bool,
-    catalog: bool,
-    catalog_cache: str | os.PathLike[str] | CacheLocation | None,
-    scorer: ScorerName,
+    options: EngineOptions,
     hooks: EngineHooks,
 ) -> AsyncIterator[Engine]:
     """:func:`open_engine` with test hooks (internal: use :mod:`memrecall.testing`)."""
-    wall_clock = hooks.wall_clock
-    scan_in_thread = hooks.scan_in_thread
-    scan_delay = hooks.scan_delay
-    step_function = hooks.step_function
-    sink_list = _check_arguments(
-        memory,
-        selector=selector,
-        sinks=sinks,
-        observer=observer,
-        wall_clock=wall_clock,
-        scan_in_thread=scan_in_thread,
-        scan_delay=scan_delay,
-        fast_result=fast_result,
-        step_function=step_function,
-        catalog=catalog,
-        wait_for_selector=wait_for_selector,
-        catalog_cache=catalog_cache,
-        scorer=scorer,
-    )
+    sink_list = _check_arguments(memory, selector, options, hooks)
+    catalog_cache = options.catalog_cache
+    scorer = options.scorer
     diagnostics: tuple[Diagnostic, ...] = ()
     if isinstance(memory, MemoryTree):
         diagnostics = await trio.to_thread.run_sync(check_roots, memory)
@@ -233,7 +208,7 @@ async def open_engine_with_hooks(
     source: DocumentSource
     if not isinstance(memory, MemoryTree):
         source = memory
-    elif catalog:
+    elif options.catalog:
         if catalog_cache is CacheLocation.DEFAULT:
             catalog_cache = default_cache_path([(r.scope.value, r.path) for r in memory.roots])
         # The catalog keeps the scorer's per-document data (and persists it in its file).
@@ -246,14 +221,14 @@ async def open_engine_with_hooks(
         source=source,
         selector=selector,
         sinks=tuple(GuardedSink(sink) for sink in sink_list),
-        observer=observer,
-        fast_result=fast_result,
-        wait_for_selector=wait_for_selector,
+        observer=options.observer,
+        fast_result=options.fast_result,
+        wait_for_selector=options.wait_for_selector,
         hooks=hooks,
     )
     async with trio.open_nursery() as nursery:
         engine = Engine(nursery, settings, diagnostics)
-        if owned is not None and scan_in_thread:
+        if owned is not None and hooks.scan_in_thread:
             # Load and validate the catalog while the runtime gets ready for its first turn.
             nursery.start_soon(trio.to_thread.run_sync, owned.preload)
         try:
@@ -317,20 +292,7 @@ def check_roots(tree: MemoryTree) -> tuple[Diagnostic, ...]:
 
 
 def _check_arguments(
-    memory: object,
-    *,
-    selector: object,
-    sinks: object,
-    observer: object,
-    wall_clock: object,
-    scan_in_thread: object,
-    scan_delay: object,
-    fast_result: object,
-    step_function: object,
-    catalog: object,
-    catalog_cache: object,
-    scorer: object,
-    wait_for_selector: object = False,
+    memory: object, selector: object, options: EngineOptions, hooks: EngineHooks
 ) -> tuple[TelemetrySink | CorrelatedSink, ...]:
     """Check :func:`open_engine`'s arguments; return the sinks as a tuple."""
     if isinstance(memory, MemoryTree):
@@ -345,27 +307,29 @@ def _check_arguments(
         check_has_methods("memory", memory, "snapshot")
     if selector is not None:
         check_has_methods("selector", selector, "select")
+    sinks: object = options.sinks
     if isinstance(sinks, str | bytes) or not isinstance(sinks, Iterable):
         raise TypeError(f"sinks must be an iterable of sinks, not {type(sinks).__name__}")
     sink_list = tuple(sinks)
     for sink in sink_list:
         if not callable(getattr(sink, "emit_correlated", None)):
             check_has_methods("sinks", sink, "emit")
-    if observer is not None:
-        check_has_methods("observer", observer, "opened", "stepped")
-    check_callable("wall_clock", wall_clock)
-    check_bool("scan_in_thread", scan_in_thread)
-    check_nonnegative("scan_delay", scan_delay)
-    check_bool("fast_result", fast_result)
-    check_bool("wait_for_selector", wait_for_selector)
-    check_callable("step_function", step_function)
-    check_bool("catalog", catalog)
+    if options.observer is not None:
+        check_has_methods("observer", options.observer, "opened", "stepped")
+    check_callable("wall_clock", hooks.wall_clock)
+    check_bool("scan_in_thread", hooks.scan_in_thread)
+    check_nonnegative("scan_delay", hooks.scan_delay)
+    check_bool("fast_result", options.fast_result)
+    check_bool("wait_for_selector", options.wait_for_selector)
+    check_callable("step_function", hooks.step_function)
+    check_bool("catalog", options.catalog)
+    catalog_cache: object = options.catalog_cache
     if catalog_cache is not None and not isinstance(catalog_cache, CacheLocation):
         if not isinstance(catalog_cache, str | os.PathLike):
             kind = type(catalog_cache).__name__
             raise TypeError(f"catalog_cache must be a path, None or CacheLocation, not {kind}")
         if not os.fspath(catalog_cache):
             raise ValueError("catalog_cache must not be empty (pass None for no cache file)")
-    if scorer not in get_args(ScorerName):
-        raise ValueError(f"scorer must be one of {get_args(ScorerName)}, got {scorer!r}")
+    if options.scorer not in get_args(ScorerName):
+        raise ValueError(f"scorer must be one of {get_args(ScorerName)}, got {options.scorer!r}")
     return sink_list

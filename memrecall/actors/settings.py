@@ -2,19 +2,48 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TypedDict
 
 import attrs
 
 from memrecall.engine.plan import StepFunction, step
-from memrecall.sources.source import DocumentSource
-from memrecall.telemetry.sinks import GuardedSink
+from memrecall.sources.catalog.store import CacheLocation
+from memrecall.sources.source import DEFAULT_SCORER, DocumentSource, ScorerName
+from memrecall.telemetry.sinks import CorrelatedSink, GuardedSink, TelemetrySink
 
 from .plan import PlanObserver
 from .selector import Selector
 
-__all__ = ["EngineHooks", "EngineSettings"]
+__all__ = ["EngineHooks", "EngineKeywords", "EngineOptions", "EngineSettings"]
+
+
+class EngineKeywords(TypedDict, total=False):
+    """The keyword arguments every way of opening an engine shares (see
+    :func:`memrecall.actors.open_engine` for what each means)."""
+
+    sinks: Iterable[TelemetrySink | CorrelatedSink]
+    observer: PlanObserver | None
+    fast_result: bool
+    wait_for_selector: bool
+    catalog: bool
+    catalog_cache: str | os.PathLike[str] | CacheLocation | None
+    scorer: ScorerName
+
+
+@attrs.frozen
+class EngineOptions:
+    """:class:`EngineKeywords` with their defaults, as one value passed down to the opener."""
+
+    sinks: Iterable[TelemetrySink | CorrelatedSink] = ()
+    observer: PlanObserver | None = None
+    fast_result: bool = True
+    wait_for_selector: bool = False
+    catalog: bool = True
+    catalog_cache: str | os.PathLike[str] | CacheLocation | None = CacheLocation.DEFAULT
+    scorer: ScorerName = DEFAULT_SCORER
 
 
 @attrs.frozen
