@@ -81,7 +81,8 @@ def test_fast_block_first_then_the_models_pick_at_the_tool_result(tmp_path: Path
             await session.turn_end(tools_requested=False)
         return first, later
 
-    with serve(Behaviour(delay=0.3, answer=pick_last)) as server:
+    # 2 s: well after the 100 ms window even on a loaded machine, so the first block is FAST
+    with serve(Behaviour(delay=2.0, answer=pick_last)) as server:
         first, later = asyncio.run(main(server))
     assert isinstance(first, aio.MemoryBlock)
     assert first.phase is Phase.FAST  # before the first request, while the model thinks
@@ -116,7 +117,7 @@ def test_cancelling_the_asyncio_caller_closes_the_http_request(tmp_path: Path) -
                 await caller
             return await asyncio.to_thread(server.disconnected.wait, 5.0)
 
-    with serve(Behaviour(delay=2.0)) as server:
+    with serve(Behaviour(delay=10.0)) as server:  # answers only if the client never hangs up
         hung_up = asyncio.run(main(server))
         assert hung_up  # the endpoint saw the client hang up while it was still delaying
         assert not server.answered.is_set()
