@@ -36,8 +36,15 @@ eval:
 ci:
     bash .ci/run
 
-# mutation testing of the plan machine (mutmut, in a copy of the tree; minutes, not part of CI),
-# then the hand-planted mutants of docs/testing.md
+# mutation testing of the plan machine, the safety rules and the judgement (mutmut, in a copy of
+# the tree, one file at a time; minutes, not part of CI), then the hand-planted mutants of
+# docs/testing.md (each run prints its survivors; "-": one with survivors does not stop the next)
 mutate:
-    uv run python scripts/mutate.py
+    -uv run python scripts/mutate.py --target plan
+    -uv run python scripts/mutate.py --target safety
+    -uv run python scripts/mutate.py --target judgement
     uv run python scripts/mutants.py
+
+# the page's screenshot (docs/img/page.png), taken in headless Chromium (bash .ci/install-browser)
+screenshot:
+    MEMRECALL_SCREENSHOT={{justfile_directory()}}/docs/img/page.png MEMRECALL_REQUIRE_BROWSER=1 uv run pytest tests/http/test_browser_page.py -q -k screenshot

@@ -52,7 +52,6 @@ from memrecall.store import (
     ScopeType,
     Status,
     StoreError,
-    normalize_key,
 )
 from memrecall.store.candidates import AcceptOutcome
 from memrecall.store.governed import MEMORY_READ, GovernedMemory
@@ -334,21 +333,18 @@ class Management:
     # ------------------------------------------------------------------ legacy (global only)
 
     async def _legacy_find(self, ctx: ExecutionContext, memory_key: str) -> MemoryRecord | None:
-        key = normalize_key(memory_key)
-        svc = self.service
-        return await svc._run(lambda: svc.store.find_key(ctx.user_id, LEGACY_SCOPE, key))
+        return await self.governed.find_key(ctx, LEGACY_SCOPE, memory_key)
 
     async def legacy_list(self, ctx: ExecutionContext) -> list[MemoryRecord]:
         """Every active, unexpired global memory (the old client reads no other scope)."""
         await self._check(ctx, AccessRequest(Operation.READ, TOOL, scope=GLOBAL))
-        now = self.service._now()
         records: list[MemoryRecord] = []
         after: str | None = None
         while True:
             page = await self.service.list_records(
                 ctx.user_id, scopes=[LEGACY_SCOPE], status=Status.ACTIVE, after=after, limit=1000
             )
-            records.extend(r for r in page if not r.expired(now))
+            records.extend(self.governed.unexpired(page))
             if len(page) < 1000:
                 await self._audit_read(ctx, records)
                 return records

@@ -191,6 +191,27 @@ class GovernedMemory:
         }
         await self.service.record_events([GovernanceEvent(event_type, ctx.user_id, payload)])
 
+    async def find_key(
+        self, ctx: ExecutionContext, scope: MemoryScope, key: str
+    ) -> MemoryRecord | None:
+        """The caller's memory under ``key`` in ``scope`` (any status), or None.
+
+        ``key`` is normalised as a save normalises it (``InvalidInput`` for a key no save
+        would take). Only ``ctx.user_id``'s records are looked at: another user's memory
+        under the same key is invisible. This is a lookup, not an access decision: it
+        writes no governance event, and callers check the operation they go on to do
+        (save, forget, ...) as usual.
+        """
+        normalized = normalize_key(key)
+        svc = self.service
+        return await svc._run(lambda: svc.store.find_key(ctx.user_id, scope, normalized))
+
+    def unexpired(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """``records`` less those past their ``expires_at`` by the service's clock (order
+        kept): what a read shows of a listing."""
+        now = self.service._now()
+        return [r for r in records if not r.expired(now)]
+
     # ------------------------------------------------------------------ reads
 
     async def search(
@@ -239,8 +260,7 @@ class GovernedMemory:
         records = await self.service.list_records(
             ctx.user_id, scopes=scopes, status=Status.ACTIVE, limit=limit
         )
-        now = self.service._now()
-        live = [r for r in records if not r.expired(now)]
+        live = self.unexpired(records)
         await self._audit_read(
             ctx,
             MEMORY_READ,
@@ -284,7 +304,7 @@ class GovernedMemory:
         user_text = decision.outcome is Outcome.ACTIVE
         svc = self.service
         for _ in range(_SAVE_ATTEMPTS):
-            existing = await svc._run(lambda: svc.store.find_key(ctx.user_id, scope, normalized))
+            existing = await self.find_key(ctx, scope, key)
             action = plan_save(
                 None if existing is None else existing.content,
                 content,
@@ -385,10 +405,18 @@ class GovernedMemory:
         content: str | None = None,
         category: str | None = None,
         origin: WriteOrigin = WriteOrigin.USER_EXPLICIT,
+        expected_revision: int | None = None,
         request_id: str | None = None,
     ) -> SaveResult | Refusal:
-        """Change a memory by id: the user's text writes a new revision (at the revision just
-        read, never over a newer one); model-inferred text becomes an update candidate."""
+        """Change a memory by id: the user's text writes a new revision (never over a newer
+        one); model-inferred text becomes an update candidate.
+
+        ``expected_revision`` is the revision the caller's change was made against (the one
+        it showed or read). When given, nothing is written or proposed unless the memory is
+        still at that revision: otherwise the result is :attr:`SaveKind.CONFLICT` with the
+        current record, so the caller can show the newer text. When None, the change is
+        made against the revision this call reads.
+        """
         target = await self._target(ctx, memory_id)
         if target is None:
             return await self._no_such_memory(ctx, Operation.UPDATE, ToolName.UPDATE, memory_id)
@@ -405,6 +433,8 @@ class GovernedMemory:
         decision = await self._decide(ctx, request, tool=ToolName.UPDATE, memory_id=memory_id)
         if isinstance(decision, Refusal):
             return decision
+        if expected_revision is not None and expected_revision != target.revision:
+            return SaveResult(SaveKind.CONFLICT, target)
         if decision.outcome is Outcome.CANDIDATE:
             proposed = await self.service.propose_candidate(
                 ctx.user_id,

@@ -1,7 +1,7 @@
 """The management page's files: served with a strict policy, talking only to documented routes.
 
-The page is plain HTML/JS; the browser test the issue asks for (Chromium driven by
-Playwright or Selenium) is not built yet, so these check what can be checked without one.
+The page is plain HTML/JS. These check what can be checked without a browser; what a
+person does on the page is driven in headless Chromium by ``test_browser_page.py``.
 """
 
 from __future__ import annotations

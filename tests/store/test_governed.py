@@ -4,6 +4,7 @@ inferred memories held as candidates (seed 002 §8, §9, §11, §15, §18.2, §1
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,14 @@ from memrecall.store.governed import (
     SaveKind,
     SaveResult,
 )
-from memrecall.store.model import AuditType, ScopeType, Status, WorkspaceType
+from memrecall.store.model import (
+    AuditType,
+    InvalidInput,
+    MemoryScope,
+    ScopeType,
+    Status,
+    WorkspaceType,
+)
 from tests.governance.fakes import fake_card, fakes
 
 from .helpers import ManualClock
@@ -463,3 +471,96 @@ async def test_searches_and_lists_are_audited_with_ids_only(governed: GovernedMe
     assert isinstance(await governed.search(ctx(mode=SessionMode.ISOLATED), "x"), Refusal)
     after = [e.event_type for e in await governed.service.governance_events("u1")]
     assert after[-1] == POLICY_DENIED
+
+
+# ----------------------------------------------------------------- lookups, revisions for callers
+
+
+async def test_find_key_finds_only_the_callers_memory_in_the_scope_asked(
+    governed: GovernedMemory,
+) -> None:
+    learning = WorkspaceType.LEARNING
+    mine = saved(await governed.save(ctx(), "Editor", "uses vim", "p", G)).record
+    mine_ws = saved(
+        await governed.save(ctx(workspace=learning), "editor", "uses ed", "p", W)
+    ).record
+    theirs = saved(await governed.save(ctx("u2"), "editor", "uses nano", "p", G)).record
+    assert mine is not None
+    assert mine_ws is not None
+    assert theirs is not None
+    events_before = len(await governed.service.governance_events("u1"))
+
+    found = await governed.find_key(ctx(), MemoryScope.global_(), "  EDITOR ")
+    assert found is not None
+    assert (found.memory_id, found.content) == (mine.memory_id, "uses vim")
+    in_ws = await governed.find_key(ctx(), MemoryScope.of_workspace(learning), "editor")
+    assert in_ws is not None
+    assert in_ws.memory_id == mine_ws.memory_id
+    other = await governed.find_key(ctx("u2"), MemoryScope.global_(), "editor")
+    assert other is not None
+    assert other.memory_id == theirs.memory_id
+    assert await governed.find_key(ctx(), MemoryScope.global_(), "shell") is None
+    assert await governed.find_key(ctx("u3"), MemoryScope.global_(), "editor") is None
+    # any status: a suppressed memory is still the one under the key
+    await governed.service.suppress("u1", mine.memory_id)
+    hidden = await governed.find_key(ctx(), MemoryScope.global_(), "editor")
+    assert hidden is not None
+    assert (hidden.memory_id, hidden.status) == (mine.memory_id, Status.SUPPRESSED)
+    # a lookup, not a read: no governance event
+    assert len(await governed.service.governance_events("u1")) == events_before
+    with pytest.raises(InvalidInput):
+        await governed.find_key(ctx(), MemoryScope.global_(), " -- ")
+
+
+async def test_update_at_a_stale_expected_revision_writes_and_proposes_nothing(
+    governed: GovernedMemory,
+) -> None:
+    rec = saved(await governed.save(ctx(), "editor", "uses vim", "p", G)).record
+    assert rec is not None
+    svc = governed.service
+    newer = await svc.update("u1", rec.memory_id, expected_revision=1, content="uses helix")
+
+    stale = saved(
+        await governed.update(ctx(), rec.memory_id, content="uses nano", expected_revision=1)
+    )
+    assert stale.kind is SaveKind.CONFLICT
+    assert stale.record is not None
+    assert (stale.record.revision, stale.record.content) == (newer.revision, "uses helix")
+    inferred = saved(
+        await governed.update(
+            ctx(),
+            rec.memory_id,
+            content="uses nano",
+            origin=WriteOrigin.MODEL_INFERRED,
+            expected_revision=1,
+        )
+    )
+    assert inferred.kind is SaveKind.CONFLICT
+    assert await svc.list_candidates("u1") == []
+    assert [v.content for v in await svc.history("u1", rec.memory_id)] == [
+        "uses vim",
+        "uses helix",
+    ]
+
+    current = saved(
+        await governed.update(
+            ctx(), rec.memory_id, content="uses nano", expected_revision=newer.revision
+        )
+    )
+    assert current.kind is SaveKind.UPDATED
+    assert current.record is not None
+    assert (current.record.revision, current.record.content) == (newer.revision + 1, "uses nano")
+
+
+async def test_unexpired_drops_what_the_services_clock_has_expired(
+    governed: GovernedMemory, clock: ManualClock
+) -> None:
+    svc = governed.service
+    lasting = await svc.save("u1", MemoryScope.global_(), "a", "stays", "p")
+    brief = await svc.save(
+        "u1", MemoryScope.global_(), "b", "goes", "p", expires_at=clock.now + timedelta(seconds=60)
+    )
+    records = [lasting.record, brief.record]
+    assert governed.unexpired(records) == records
+    clock.advance(60)
+    assert governed.unexpired(records) == [lasting.record]

@@ -230,6 +230,8 @@ function signOut(message) {
   sessionStorage.removeItem("memrecall-token");
   $("#main").hidden = true;
   $("#signout").hidden = true;
+  $("#token-label").hidden = false;
+  $("#signin-button").hidden = false;
   say(message || "Signed out.");
 }
 
@@ -238,6 +240,8 @@ async function signIn() {
   if (status !== 200) { return; }
   $("#main").hidden = false;
   $("#signout").hidden = false;
+  $("#token-label").hidden = true;
+  $("#signin-button").hidden = true;
   say("Signed in.");
   await Promise.all([loadSettings(), loadCandidates(), loadMemories()]);
 }
