@@ -70,8 +70,13 @@ def test_fast_block_first_then_the_models_pick_at_the_tool_result(tmp_path: Path
 
     async def main(server: FakeOpenAI) -> tuple[object, object]:
         done = SelectorDone()
-        async with aio.open_engine(
-            tree, selector=selector(server), sinks=[sink], catalog_cache=None, observer=done
+        async with open_aio_test_engine(
+            tree,
+            selector=selector(server),
+            sinks=[sink],
+            catalog_cache=None,
+            observer=done,
+            clock=MockClock(),  # standing still: the fast block comes when the scan is done
         ) as engine:
             session = await engine.open_session()
             first = await session.user_query(QUERY)

@@ -428,7 +428,11 @@ async def test_end_to_end_a_fast_selector_pick_arrives(
     assert ("refined", SelectorOutcome.OK) in outcomes(sink)
 
 
-async def test_end_to_end_a_slow_pick_comes_at_the_next_tool_result(tmp_path: Path) -> None:
+async def test_end_to_end_a_slow_pick_comes_at_the_next_tool_result(
+    tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
+    # trio's clock stands still: the fast result goes in when the scan completes, however
+    # slow a loaded machine makes the scan, and the model (2 s of real time) comes later.
     tree = write_tree(tmp_path)
     sink = MemorySink()
     done = SelectorDone()
