@@ -93,8 +93,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return 2
     if args.match:
         from memrecall.tooling.matcheval import format_report, score_match
+        from memrecall.tools.constants_file import ConstantsFileError, load_constants
 
-        print(format_report(score_match(corpus)))
+        try:
+            config = load_constants(args.constants) if args.constants else None
+        except ConstantsFileError as exc:
+            print(f"memrecall eval: error: --constants {args.constants}: {exc}", file=sys.stderr)
+            return 2
+        print(format_report(score_match(corpus, config)))
         return 0
     if args.compare:
         reports = evaluation.evaluate_many(corpus, ["frozen", args.scorer])
@@ -142,6 +148,11 @@ def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="store_true",
         help="score memory_recall's match judgement: strong/weak/none precision and recall",
     )
+    ev.add_argument(
+        "--constants",
+        metavar="FILE",
+        help="with --match: the constants file to judge with (memrecall calibrate --contract)",
+    )
     ev.set_defaults(func=_cmd_eval)
 
 
@@ -151,6 +162,16 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     command = "memrecall calibrate --corpus " + args.corpus
     if not args.holdout:
         command += " --no-holdout"
+    if args.contract:
+        from memrecall.tooling.matcheval import fit_constants_main
+
+        return fit_constants_main(
+            args.corpus,
+            output=args.output,
+            as_json=args.json,
+            holdout=args.holdout,
+            command=command + " --contract",
+        )
     return calibrate_main(
         args.corpus,
         output=args.output,
@@ -163,11 +184,19 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cal = sub.add_parser(
-        "calibrate", help="recompute the strong/weak match thresholds on a labelled corpus"
+        "calibrate",
+        help="recompute the strong/weak match thresholds on a labelled corpus"
+        " (--contract: the memory tools' constants)",
     )
     cal.add_argument("--corpus", metavar="FILE", required=True, help="the corpus JSON file")
     cal.add_argument("--output", metavar="FILE", help="also write the thresholds file here")
     cal.add_argument("--json", action="store_true", help="print the thresholds file's JSON")
+    cal.add_argument(
+        "--contract",
+        action="store_true",
+        help="refit the memory tools' constants (memory_recall's match) instead; --output"
+        " then writes a constants file for memrecall mcp --constants",
+    )
     cal.add_argument(
         "--no-holdout",
         dest="holdout",
@@ -269,7 +298,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from memrecall.tooling import storebench
 
         store_sizes = storebench.DEFAULT_SIZES if args.sizes is None else args.sizes
-        return storebench.store_bench_main(store_sizes, as_json=args.json)
+        return storebench.store_bench_main(store_sizes, as_json=args.json, postgres=args.postgres)
     if args.what == "http":
         from memrecall.tooling import httpbench
 
@@ -307,6 +336,12 @@ def _add_bench_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="comma-separated distinct topic counts (scan default: 200,500,1000,2000,5000)",
     )
     bench.add_argument("--json", action="store_true", help="print JSON rows")
+    bench.add_argument(
+        "--postgres",
+        metavar="URI",
+        default=None,
+        help="store: also measure this PostgreSQL database (postgresql://...), side by side",
+    )
     bench.add_argument(
         "--scorer",
         choices=["fielded", "reference"],

@@ -8,6 +8,8 @@ of each mutant that survived (or that no test reached). docs/testing.md lists
 each of them with the test that kills it or why it is equivalent.
 
     uv run python scripts/mutate.py                      # engine/plan.py
+    uv run python scripts/mutate.py --target safety      # simulation/safety.py
+    uv run python scripts/mutate.py --target judgement   # engine/scoring/judgement.py
     uv run python scripts/mutate.py --keep /tmp/mutmut   # keep the tree to inspect
 
 Not part of CI: it takes minutes (`mutmut run` reports mutations per second).
@@ -24,16 +26,27 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = "memrecall/engine/plan.py"
-TESTS = ("tests/test_plan_machine.py",)
+TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "plan": ("memrecall/engine/plan.py", ("tests/test_plan_machine.py",)),
+    "safety": ("memrecall/simulation/safety.py", ("tests/test_safety_rules.py",)),
+    "judgement": (
+        "memrecall/engine/scoring/judgement.py",
+        ("tests/test_judgement.py", "tests/test_calibrate.py", "tests/test_default_scorer.py"),
+    ),
+}
+"""What ``--target`` names: the file mutated, one at a time, and the tests run against it."""
 # tests/test_docs.py (which checks transition_table() against docs/architecture.md) fails under
 # mutmut's instrumentation even with no mutant planted: its trampolines stand in for the
 # handlers whose docstrings the table is made of. transition_table's mutants reach no test here.
 _LIST = "\n    "  # setup.cfg lists: one value a line
-SETTINGS = f"""[mutmut]
+
+
+def settings(target: str, tests: tuple[str, ...]) -> str:
+    """mutmut's ``setup.cfg`` for one file and its tests."""
+    return f"""[mutmut]
 source_paths=memrecall
-only_mutate={TARGET}
-pytest_add_cli_args_test_selection={_LIST}{_LIST.join(TESTS)}
+only_mutate={target}
+pytest_add_cli_args_test_selection={_LIST}{_LIST.join(tests)}
 pytest_add_cli_args={_LIST}-p{_LIST}no:cacheprovider
 """
 
@@ -43,6 +56,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="run in this directory and keep it")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--target", choices=sorted(TARGETS), default="plan")
     args = parser.parse_args(argv)
     mutmut = Path(sys.executable).parent / "mutmut"
     with tempfile.TemporaryDirectory(prefix="memrecall-mutmut-") as tmp:
@@ -54,7 +68,7 @@ def main(argv: list[str]) -> int:
             tree,
             ignore=shutil.ignore_patterns(".venv", ".git", ".hypothesis", "__pycache__", "mutants"),
         )
-        (tree / "setup.cfg").write_text(SETTINGS, encoding="utf-8")
+        (tree / "setup.cfg").write_text(settings(*TARGETS[args.target]), encoding="utf-8")
         run = subprocess.run(
             [str(mutmut), "run", "--max-children", str(args.jobs)],
             cwd=tree,

@@ -11,8 +11,9 @@ runtime (the test) asked and received:
   its scan started and completed for that text's digest, and its fast
   documents are those a recall of that text finds;
 * window: no initial delivery after the plan released the first request;
-* surfaced: the session's surfaced set only ever holds documents the runtime
-  received (since the last reset);
+* surfaced: the session's surfaced set is exactly what the runtime received
+  (since the last reset), and it changes only by messages: each ``surfaced``
+  message names a block its plan handed the runtime;
 * no plan refused an event (a protocol error).
 """
 
@@ -44,6 +45,8 @@ from memrecall.events import (
     ReleaseInitialWait,
     ScanCompleted,
     StartScan,
+    Surfaced,
+    SurfacedChange,
     UserQuery,
     text_digest,
 )
@@ -76,6 +79,7 @@ class Recorder:
     order: list[str] = attrs.field(factory=list)
     queries: dict[str, UserQuery] = attrs.field(factory=dict)
     excluded: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    changes: list[tuple[str, SurfacedChange]] = attrs.field(factory=list)
 
     def opened(
         self,
@@ -95,6 +99,9 @@ class Recorder:
     ) -> None:
         self.events[plan_id].append(event)
         self.effects[plan_id].extend(effects)
+
+    def surfaced(self, session_id: str, change: SurfacedChange) -> None:
+        self.changes.append((session_id, change))
 
 
 queries = st.tuples(st.just("query"), st.lists(st.sampled_from([*WORDS, "zzz"]), max_size=3))
@@ -137,6 +144,7 @@ def test_actor_invariants_hold_for_any_schedule(  # noqa: PLR0917
     returned: dict[str, list[tuple[str, MemoryBlock]]] = defaultdict(list)
     sent: dict[str, str] = {}  # plan id -> the text the runtime sent
     unreceived: list[str] = []  # surfaced documents the runtime never received
+    unsurfaced: list[str] = []  # received documents the session did not surface
 
     def choose(request: SelectorRequest) -> list[str]:
         paths = request.paths
@@ -187,10 +195,18 @@ def test_actor_invariants_hold_for_any_schedule(  # noqa: PLR0917
                     await session.reset()
                     received[sid].clear()
                 unreceived.extend(session.surfaced - received[sid])
+                unsurfaced.extend(received[sid] - session.surfaced)
 
     trio.run(main, clock=MockClock(autojump_threshold=0))
 
     assert not unreceived, "the session surfaced documents its runtime never received"
+    assert not unsurfaced, "the session did not surface documents its runtime received"
+    for session_id, change in recorder.changes:
+        if isinstance(change, Surfaced):
+            assert change.plan.startswith(f"{session_id}/")
+            assert change.paths in [b.paths for _, b in returned[change.plan]], (
+                "a surfaced message for a block the runtime did not get from that plan"
+            )
     terminal_total = 0
     for plan_id in recorder.order:
         effects = recorder.effects[plan_id]

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from memrecall.engine.scoring.bm25 import K1, B, BM25Index
+from memrecall.engine.scoring.bm25 import BM25Index
+from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.events.documents import MemoryDocument
 from memrecall.tooling.evaluation import SCORERS, evaluate, parse_corpus
 from tests.factories import memory
@@ -14,6 +15,11 @@ from tests.factories import memory
 
 def doc(title: str, body: str = "", *, description: str = "", mtime: float = 0.0) -> MemoryDocument:
     return memory(title, description, body, mtime=mtime)
+
+
+# The textbook constants (Robertson and Zaragoza), written here, not imported from the code.
+K1 = 1.2
+B = 0.75
 
 
 def okapi(tf: int, df: int, count: int, length: int, average: float) -> float:
@@ -83,3 +89,36 @@ def test_registered_for_the_evaluation() -> None:
     report = evaluate(corpus, "bm25")
     assert report.results[0].selected == ("d",)
     assert report.overall.fast_precision == 1.0
+
+
+def test_repeating_a_term_saturates_at_k1_plus_one() -> None:
+    # Every document is ten tokens long (so length normalisation is neutral): the term's score
+    # grows with its count tf as (k1 + 1) tf / (tf + k1), from idf at tf = 1 towards (k1 + 1) idf.
+    pool = [
+        doc(" ".join(["alpha"] * tf + [f"filler{chr(97 + tf)}"] * (10 - tf))) for tf in range(1, 10)
+    ]
+    scores = BM25Index(pool).scores("alpha")
+    ratios = [scores[tf - 1] / scores[0] for tf in range(1, 10)]
+    assert ratios == pytest.approx([(K1 + 1) * tf / (tf + K1) for tf in range(1, 10)])
+    assert ratios == sorted(ratios)
+    assert ratios[-1] < K1 + 1
+
+
+def test_a_longer_document_with_the_same_count_scores_lower() -> None:
+    short, long = doc("alpha beta"), doc("alpha beta gamma delta epsilon zeta")
+    scores = BM25Index([short, long]).scores("alpha")
+    average = (2 + 6) / 2
+    assert scores[1] < scores[0]
+    assert scores[0] / scores[1] == pytest.approx(
+        (1 + K1 * (1 - B + B * 6 / average)) / (1 + K1 * (1 - B + B * 2 / average))
+    )
+
+
+def test_the_fielded_scorer_saturates_repeated_title_words_with_k1() -> None:
+    # BM25F: title occurrences weigh 3 (Params), then saturate as tf / (k1 + tf), k1 = 1.2.
+    # Equal title lengths, so length normalisation is neutral; idf cancels in the ratio.
+    pool = [doc("deploy deploy"), doc("deploy rota"), doc("rota quota"), doc("pager billing")]
+    scores = {m.index: m.score for m in FieldedIndex.of(pool).matches("deploy")}
+    title = 3.0
+    twice, once = 2 * title, title
+    assert scores[0] / scores[1] == pytest.approx((twice / (K1 + twice)) / (once / (K1 + once)))

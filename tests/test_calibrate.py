@@ -2,15 +2,41 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memrecall.cli import main
 from memrecall.engine.scoring.judgement import Judgement, Provenance, Thresholds, default_thresholds
-from memrecall.tooling.calibration import Observed, calibrate, fit, outcome, split
+from memrecall.tooling.calibration import (
+    Observed,
+    calibrate,
+    fit,
+    is_held_out,
+    outcome,
+    split,
+)
 from memrecall.tooling.evaluation import Case, load_corpus
+from memrecall.tooling.matcheval import (
+    CONTENT_TOKEN_MIN_GRID,
+    FOUND_RECALL_TARGET,
+    GATE_MARGIN_GRID,
+    MatchSample,
+    fit_constants,
+    fit_thresholds,
+    format_report,
+    found_recall,
+    match_samples,
+    objective,
+    score_match,
+)
+from memrecall.tools.constants_file import load_constants
+from memrecall.tools.contract import Match, ScoreConfig
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 
@@ -177,3 +203,107 @@ def test_cli_rejects_a_bad_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "memrecall calibrate: error: invalid JSON" in err
+
+
+# ------------------------------------------------- the memory tools' constants (--contract)
+
+GRID_DATE = "2026-12-01"
+
+
+def _midpoints(values: list[float]) -> list[float]:
+    distinct = sorted({v for v in values if v > 0})
+    return [round((a + b) / 2, 5) for a, b in itertools.pairwise(distinct)]
+
+
+samples_strategy = st.lists(
+    st.builds(
+        MatchSample,
+        case=st.sampled_from(["c0", "c1", "c2"]),
+        rel=st.integers(0, 60).map(lambda n: n / 100),
+        content=st.integers(1, 5),
+        gold=st.sampled_from(list(Match)),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@given(samples_strategy)
+def test_the_threshold_fit_is_the_best_of_its_grid(samples: list[MatchSample]) -> None:
+    start = ScoreConfig()
+    fitted = fit_thresholds(samples, start)
+    best = objective(samples, fitted)
+    assert best >= objective(samples, start)
+    strongs = [start.strong_threshold, *_midpoints([s.rel for s in samples])]
+    for strong, minimum, margin in itertools.product(
+        strongs, CONTENT_TOKEN_MIN_GRID, GATE_MARGIN_GRID
+    ):
+        other = msgspec.structs.replace(
+            start,
+            weak_threshold=min(start.weak_threshold, strong),
+            strong_threshold=strong,
+            content_token_min=minimum,
+            gate_margin=margin,
+        )
+        assert objective(samples, other) <= best + 1e-12
+    # weak: never above strong; the highest midpoint that keeps the found-recall floor
+    assert 0 < fitted.weak_threshold <= fitted.strong_threshold
+    floor = found_recall(samples, fitted)
+    if floor is not None and fitted.weak_threshold != start.weak_threshold:
+        assert floor >= FOUND_RECALL_TARGET
+        for higher in _midpoints([s.rel for s in samples]):
+            if fitted.weak_threshold < higher <= fitted.strong_threshold:
+                raised = msgspec.structs.replace(fitted, weak_threshold=higher)
+                assert (found_recall(samples, raised) or 0.0) < FOUND_RECALL_TARGET
+
+
+def test_the_refit_does_not_worsen_the_objective_on_the_project_corpus() -> None:
+    corpus = load_corpus(FIXTURE)
+    result = fit_constants(corpus, date=GRID_DATE)
+    samples = match_samples(corpus)
+    held = {c.id for n, c in enumerate(corpus.cases) if is_held_out(c.id, n)}
+    fitted_part = [s for s in samples if s.case not in held]
+    before, after = result.before, result.after
+    assert before == ScoreConfig()
+    # the fitted cases: never worse by construction; every pair: measured, no worse either
+    assert objective(fitted_part, after) >= objective(fitted_part, before)
+    assert objective(samples, after) >= objective(samples, before)
+    assert (found_recall(fitted_part, after) or 0.0) >= FOUND_RECALL_TARGET
+    old, new = result.figures["all"]
+    assert (old.strong_f1, new.strong_f1) == (objective(samples, before), objective(samples, after))
+    # what eval --match prints before and after is the same judgement
+    assert result.report_before == score_match(corpus)
+    assert result.report_after == score_match(corpus, after)
+    assert after.calibration_records == len(corpus.documents)
+    assert after.calibration_date == GRID_DATE
+    assert fit_constants(corpus, date=GRID_DATE) == result  # deterministic
+
+
+def test_cli_contract_writes_a_constants_file_that_loads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_file = tmp_path / "constants.json"
+    args = ["calibrate", "--corpus", str(FIXTURE), "--contract"]
+    assert main([*args, "--output", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    for word in ("before:", "after:", "strong F1", "strongThreshold", "held out"):
+        assert word in out
+    loaded = load_constants(out_file)
+    expected = fit_constants(load_corpus(FIXTURE)).after
+    assert loaded == msgspec.structs.replace(expected, calibration_date=loaded.calibration_date)
+    assert main([*args, "--json"]) == 0
+    assert capsys.readouterr().out.encode() == out_file.read_bytes()
+    # eval --match judges with the file: the "after" figures
+    assert main(["eval", "--corpus", str(FIXTURE), "--match", "--constants", str(out_file)]) == 0
+    assert format_report(score_match(load_corpus(FIXTURE), loaded)) in capsys.readouterr().out
+
+
+def test_eval_match_rejects_a_bad_constants_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "c.json"
+    bad.write_text('{"score": {"gateMargin": -1}}', encoding="utf-8")
+    assert main(["eval", "--corpus", str(FIXTURE), "--match", "--constants", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "gateMargin" in err

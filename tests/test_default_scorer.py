@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memrecall.engine.scoring import analysis
 from memrecall.engine.scoring.analysis import fold, query_terms, sea_terms, term_counts, terms
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Params, is_variant
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
@@ -96,10 +97,121 @@ def test_query_terms_drop_stopwords_and_weigh_common_words_down() -> None:
     assert kana["手順"] == 1.0
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("merci, d'accord", {}),
+        ("¡muchas gracias!", {"muchas": 1.0}),
+        ("спасибо большое", {"большое": 0.3}),
+        ("guten Morgen", {"guten": 0.3, "morgen": 0.3}),
+        ("好的，没问题", {"好的": 0.3, "没问": 1.0, "问题": 0.3}),
+        ("東京の天気", {"東京": 1.0, "京の": 0.3, "の天": 0.3, "天気": 1.0}),
+    ],
+)
+def test_chat_fillers_and_general_words_weigh_little_in_other_languages(
+    query: str, expected: dict[str, float]
+) -> None:
+    assert {t.term: t.weight for t in query_terms(query)} == expected
+
+
 def test_long_queries_keep_the_head_and_the_tail() -> None:
     words = [f"word{i:03d}" for i in range(100)]
     kept = [t.term for t in query_terms(" ".join(words))]
     assert kept == words[:32] + words[-32:]
+
+
+def _paste(lines: int, needle: str, at: float) -> str:
+    """A pasted log of ``lines`` lines, each with its own request id and host, and
+    ``needle`` on the line at fraction ``at`` of the way through."""
+    out = [
+        f"2026-11-30T02:14:{i % 60:02d}Z INFO ledgerd.http request_id=req{i:04d}"
+        f" host=node{i:04d}.internal status=200"
+        for i in range(lines)
+    ]
+    out[int(at * (lines - 1))] += f" {needle}"
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("at", [0.0, 0.5, 1.0])
+def test_a_rare_name_anywhere_in_a_pasted_log_finds_its_memory(at: float) -> None:
+    pool = [
+        doc("Runbook: Postgres failover", "Run patronictl failover when the primary is down."),
+        doc("Ledger HTTP logs", "ledgerd.http writes one line per request with its status."),
+        doc("Status codes", "A status of 200 means the request went through.", name="codes"),
+    ]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    query = _paste(150, "patronictl: primary not responding", at)
+    assert len(query) < analysis.MAX_QUERY_CHARS
+    assert len(analysis.query_candidates(query)) > analysis.MAX_QUERY_TERMS
+    scored, _, pasted = index.query_terms(query)
+    assert pasted
+    assert len(scored) <= analysis.MAX_QUERY_TERMS
+    assert index.rank(query, 5)[0] == 0
+
+
+def test_a_paste_is_fast_delivered_only_when_one_memory_stands_out() -> None:
+    pool = [
+        doc("Runbook: Postgres failover", "Run patronictl failover when the primary is down."),
+        doc("Patroni cluster", "Patronictl lists the primary and replicas.", name="patroni"),
+        doc("Ledger HTTP logs", "ledgerd.http writes one line per request.", name="http"),
+    ]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    tie = _paste(150, "patronictl: primary down", 0.5)
+    ranked = index.rank(tie, 5)
+    assert set(ranked[:2]) == {0, 1}
+    assert index.fast(tie) == []
+    assert all(j is Judgement.WEAK for _, j in index.judge(tie))
+    clear = _paste(150, "patronictl: primary down, run failover", 0.5)
+    assert index.rank(clear, 5)[0] == 0
+    assert index.fast(clear) == [0]
+    short = "patronictl: primary down"  # not a paste: judged as always
+    assert index.fast(short) != []
+
+
+def test_the_store_index_scores_and_judges_a_paste_like_the_fielded_index() -> None:
+    from memrecall.store.index import IncrementalIndex
+
+    pool = [
+        doc("Runbook: Postgres failover", "Run patronictl failover when the primary is down."),
+        doc("Patroni cluster", "Patronictl lists the primary and replicas.", name="patroni"),
+        doc("Ledger HTTP logs", "ledgerd.http writes one line per request.", name="http"),
+    ]
+    features = [DocumentFeatures.of(d) for d in pool]
+    fielded = FieldedIndex.from_features(features)
+    store = IncrementalIndex()
+    for i, f in enumerate(features):
+        store.add(str(i), f)
+    for query in (_paste(150, "patronictl: primary down", 0.5), "patronictl primary"):
+        scores, mass = fielded._score(query)
+        assert {int(d): v for d, v in store.scores(query).items()} == {
+            d: v for d, v in scores.items() if v > 0
+        }
+        assert store.mass(query) == min(mass, fielded.params.saturation * fielded._idf_max)
+        ours, theirs = fielded.query_terms(query), store.query_terms(query)
+        assert [(t.kind, t.term, t.weight) for t in theirs[0]] == [
+            (t.kind, t.term, t.weight) for t in ours[0]
+        ]
+        assert theirs[1:] == ours[1:]
+
+
+def test_query_analysis_is_bounded_however_long_the_paste(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[int] = []
+    real = analysis.analyze
+
+    def counting(text: str) -> Iterator[tuple[str, str]]:
+        seen.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(analysis, "analyze", counting)
+    huge = _paste(20_000, "patronictl", 0.5)
+    assert len(huge) > 50 * analysis.MAX_QUERY_CHARS
+    found = analysis.query_candidates(huge)
+    assert sum(seen) <= analysis.MAX_QUERY_CHARS + 1
+    assert len(found) <= analysis.MAX_QUERY_CANDIDATES
+    # the head and the tail of the paste are both read
+    assert {"req0000", "req19999"} <= {t.term for t in found}
 
 
 @pytest.mark.parametrize(
@@ -191,14 +303,38 @@ def test_judgement_thresholds_decide_rank_and_fast() -> None:
 
 def test_the_second_fast_document_must_be_close_to_the_first() -> None:
     pool = [
-        doc("Grafana checkout latency", description="p99 latency per region", name="lat"),
-        doc("Grafana errors", name="err"),
+        doc(
+            "Grafana checkout latency",
+            "The checkout board in Grafana shows checkout p99 per region.",
+            description="checkout p99 latency per region",
+            name="lat",
+        ),
+        doc("Errors", "a grafana board for checkout errors, among many other boards", name="err"),
     ]
     index = FieldedIndex.of(pool, thresholds=OPEN)
-    assert index.rank("grafana checkout latency", 5) == [0, 1]
-    assert index.fast("grafana checkout latency") == [0]
+    assert index.rank("grafana checkout", 5) == [0, 1]
+    assert index.fast("grafana checkout") == [0]
     loose = FieldedIndex.of(pool, thresholds=OPEN, params=Params(second=0.0))
-    assert loose.fast("grafana checkout latency") == [0, 1]
+    assert loose.fast("grafana checkout") == [0, 1]
+
+
+def test_a_second_fast_document_must_answer_what_the_first_answers() -> None:
+    pool = [
+        doc("Pin httpx", "Pin httpx below 0.28 in the gateway client.", name="pin"),
+        doc("Version policy", "Every service states its Python version.", name="ver"),
+        doc("Python support", "The SDK supports each Python version for two years.", name="sdk"),
+    ]
+    loose = FieldedIndex.of(pool, thresholds=OPEN, params=Params(second=0.0))
+    query = "pin the httpx version"
+    assert loose.rank(query, 5)[:2] == [0, 1]
+    # the runner-up matches only "version", a word the first does not even use
+    assert loose.fast(query) == [0]
+    assert loose.rank_and_fast(query, 5)[1] == [0]
+    # a runner-up that matches the first one's most specific word is a second answer
+    both = [*pool, doc("Httpx pin history", "Why httpx is pinned: the 0.28 release.", name="h")]
+    index = FieldedIndex.of(both, thresholds=OPEN, params=Params(second=0.0))
+    first, second = index.rank(query, 2)
+    assert index.fast(query) == [first, second]
 
 
 _WORDS = ["cache", "deploy", "release", "owner", "ownership", "grafana", "kafka", "the", "token"]
@@ -274,9 +410,22 @@ def test_no_slice_is_worse_than_reference_on_recall(reports: dict[str, evaluatio
 
 def test_no_result_cases_never_get_a_fast_document(reports: dict[str, evaluation.Report]) -> None:
     corpus = load_corpus(FIXTURE)
-    silent = {c.id for c in corpus.cases if not c.relevant}
+    silent = {c.id for c in corpus.cases if not c.relevant and c.slice != "small-talk"}
     assert silent
     assert all(not r.fast for r in reports["fielded"].results if r.id in silent)
+
+
+def test_small_talk_is_answered_with_silence(reports: dict[str, evaluation.Report]) -> None:
+    talk = reports["fielded"].slices["small-talk"]
+    assert talk.no_result_recall is not None
+    assert talk.no_result_recall >= 0.9
+    # Measured (issue 18): two turns name what a memory is about ("the weather in Lisbon"
+    # and a user who works from Lisbon; "週末", the weekend, and a user who wants no
+    # weekend pings) and get that memory, fast. No lexical rule tells them apart from a
+    # question about it; at most these two.
+    corpus = load_corpus(FIXTURE)
+    ids = {c.id for c in corpus.cases if c.slice == "small-talk"}
+    assert sum(1 for r in reports["fielded"].results if r.id in ids and r.fast) <= 2
 
 
 def test_semantic_slice_stays_at_its_measured_value(reports: dict[str, evaluation.Report]) -> None:

@@ -177,6 +177,38 @@ def test_a_newer_memory_on_another_subject_does_not_overtake() -> None:
     assert dict(index.judge(query))[0] is Judgement.STRONG
 
 
+PAYMENTS_FEB = note(
+    "payments-feb",
+    "Payments sync: refund webhooks move from the legacy jobs table to the refunds-v2 queue."
+    " Aisha writes the consumer.",
+    days=30,
+)
+PAYMENTS_SEP = note(
+    "payments-sep",
+    "Payments sync: the refunds-v2 consumer is live and its lag alerts page the payments"
+    " on-call. Aisha handed the consumer to Tomás.",
+    days=260,
+)
+
+
+REFUND_POLICY = note(
+    "refund-policy",
+    "Customers get a refund within 14 days; support issues the refund from the admin page.",
+    title="Refund policy",
+    days=200,
+)
+
+
+def test_an_older_memory_keeps_its_place_when_it_alone_names_what_is_asked() -> None:
+    index = FieldedIndex.of([PAYMENTS_FEB, PAYMENTS_SEP, REFUND_POLICY], thresholds=OPEN)
+    assert index.same_subject(0, 1)
+    asked = "what did we decide in the payments meeting about refund webhooks?"
+    assert index.rank(asked, 5)[:2] == [0, 1]
+    assert dict(index.judge(asked))[0] is Judgement.STRONG
+    # the same pair still puts the newer first when it names the specific thing too
+    assert index.rank("payments meeting: who handles the refunds-v2 consumer?", 5)[0] == 1
+
+
 BASE = "kestrel rollout " + " ".join(f"filler{i}" for i in range(20))
 
 

@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memrecall.engine.scoring.analysis import fold, terms
+from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.text import (
     EMPTY_BODY_PLACEHOLDER,
     body_text,
@@ -19,6 +21,7 @@ from memrecall.engine.scoring.tokens import (
     query_tokens,
     raw_tokens,
 )
+from tests.factories import filed
 
 # --- normalize ---------------------------------------------------------------------------------
 
@@ -222,3 +225,32 @@ def test_utf16_prefix_properties(text: str, units: int) -> None:
         assert utf16_len(text[: len(prefix) + 1]) > units
     # and equal to JavaScript's cut
     assert prefix == js_prefix(text, units)
+
+
+# --- folding (the fielded scorer's analysis) ---------------------------------------------------
+
+_LETTERS = "abcdefghilnorstuwäöüéàçñøłđıẞSTRAE\u0301"
+_GERMAN_ISH = _LETTERS + " -"
+
+
+@given(st.text(alphabet=_GERMAN_ISH, max_size=12), st.text(alphabet=_GERMAN_ISH, max_size=12))
+def test_sharp_s_folds_to_ss_in_every_word(head: str, tail: str) -> None:
+    # German writes ß or ss for one sound; whatever surrounds it, both spellings fold alike.
+    assert fold(f"{head}ß{tail}") == fold(f"{head}ss{tail}")
+
+
+@given(st.text(alphabet=_LETTERS, max_size=12), st.text(alphabet=_LETTERS, max_size=12))
+def test_sharp_s_and_ss_give_the_same_terms(head: str, tail: str) -> None:
+    # Inside a word of three letters or more (a two-letter word with ß, like "aß", is
+    # shorter than the three letters of "ass" and is dropped as too short).
+    assert terms(f"fu{head}ß{tail}") == terms(f"fu{head}ss{tail}")
+    assert terms(f"FU{head}ẞ{tail}") == terms(f"FU{head}SS{tail}")
+
+
+@pytest.mark.parametrize(
+    ("title", "query"),
+    [("Straßenbahn Fahrplan", "strassenbahn"), ("Strassenbahn Fahrplan", "Straßenbahn")],
+)
+def test_either_spelling_of_sharp_s_finds_the_other(title: str, query: str) -> None:
+    index = FieldedIndex.of([filed(title), filed("Bus timetable")])
+    assert index.rank(query, 5) == [0]

@@ -15,6 +15,14 @@ a worker reported something it never could) is a bug: the actor logs it as an
 error, keeps it in :attr:`PlanActor.protocol_error`, and moves the plan to its
 error terminal (:func:`~memrecall.engine.plan.fail`), which records the one
 terminal record with ``discard_reason=protocol_error``.
+
+The actor tells its session which documents the runtime received with a
+message, never by touching the session's state: when it hands a block over
+(the initial block as it releases the first request, or the block in reply
+to a tool result) it first sends :class:`~memrecall.events.surfaced.Surfaced`
+to the session's channel, so the session applies it before the runtime's next
+call. A block the machine delivers but nobody receives (an initial block
+after the release) surfaces nothing.
 """
 
 from __future__ import annotations
@@ -63,6 +71,7 @@ from memrecall.events.inputs import (
     UserQuery,
     text_digest,
 )
+from memrecall.events.surfaced import Surfaced
 from memrecall.events.telemetry import DeliveryPoint, Phase
 from memrecall.sources import pacing
 from memrecall.sources.source import DocumentSource, prepare_recall
@@ -165,7 +174,7 @@ class PlanActor:
         selector: Selector | None,
         excluded_paths: frozenset[str],
         sinks: Sequence[TelemetrySink],
-        on_deliver: Callable[[tuple[str, ...]], None],
+        surfaced_to: trio.MemorySendChannel[Surfaced],
         observer: PlanObserver | None = None,
         scan_in_thread: bool = True,
         scan_delay: float = 0.0,
@@ -180,7 +189,7 @@ class PlanActor:
         self._selector = selector
         self._excluded = excluded_paths
         self._sinks = tuple(sinks)
-        self._on_deliver = on_deliver
+        self._surfaced_to = surfaced_to
         self._observer = observer
         self._scan_in_thread = scan_in_thread
         self._scan_delay = scan_delay
@@ -269,14 +278,16 @@ class PlanActor:
                 case CallSelector(ids=ids, manifest_digest=digest):
                     self._spawn(self._select, ids, digest)
                 case Deliver(phase=phase, point=point, prompt=prompt, paths=paths):
-                    self._on_deliver(paths)
                     block = MemoryBlock(prompt, phase, paths)
                     if point is DeliveryPoint.INITIAL:
                         self._initial_block = block
                     else:
                         answer = block
                 case ReleaseInitialWait():
-                    self.initial.set(self._initial_block)
+                    initial = self._initial_block
+                    if initial is not None and not self.initial.is_set:
+                        self._surface(DeliveryPoint.INITIAL, initial.paths)
+                    self.initial.set(initial)
                     self._end_hold(soon=True)
                 case EmitTelemetry(record=record):
                     for sink in self._sinks:
@@ -292,7 +303,16 @@ class PlanActor:
                 case Ignore(reason=reason):
                     log.debug("plan %s: ignored (%s)", self.plan_id, reason)
         if reply is not None:
+            if answer is not None and not reply.is_set:
+                self._surface(DeliveryPoint.TOOL_RESULT, answer.paths)
             reply.set(answer)
+
+    def _surface(self, point: DeliveryPoint, paths: tuple[str, ...]) -> None:
+        """Tell the session the runtime is being handed ``paths`` (before it can see them)."""
+        message = Surfaced(plan=self.plan_id, t=trio.current_time(), point=point, paths=paths)
+        # A session that is gone has no surfaced set left to update.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            self._surfaced_to.send_nowait(message)
 
     # -- workers: each reports back through the channel ------------------------------
 

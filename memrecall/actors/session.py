@@ -3,8 +3,15 @@
 The session actor routes the runtime's events: a user query cancels the
 pending plan (``new_query``) and starts a new plan actor; tool results, turn
 ends, aborts, resets and shutdown go to the pending plan. It also owns the
-session's surfaced set: once a document is delivered (fast or refined) it is
-excluded from later recalls of the session until a reset.
+session's surfaced set: once the runtime has received a document (in a fast
+or a refined block) it is excluded from later recalls of the session until a
+reset. The set changes only through messages
+(:mod:`memrecall.events.surfaced`): plan actors send :class:`Surfaced` to the
+session's channel as they hand a block over, and the session applies what is
+pending, in order, before it routes the runtime's next call (and whenever
+:attr:`Session.surfaced` is read). An observer with a ``surfaced`` method
+(:class:`SurfacedObserver`; the event log is one) sees every change as it is
+applied, the clearing of a reset included.
 
 :class:`Session` is what a runtime holds. Its methods send an event to the
 session actor and wait only for that event to be processed, except
@@ -34,7 +41,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import math
 from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
 
 import attrs
 import trio
@@ -50,6 +59,7 @@ from memrecall.events.inputs import (
     TurnEnd,
     UserQuery,
 )
+from memrecall.events.surfaced import Surfaced, SurfacedChange, SurfacedCleared
 
 from .arguments import check_bool, check_id, check_text, check_tool_names
 from .plan import MemoryBlock, OneShot, PlanActor
@@ -62,6 +72,7 @@ __all__ = [
     "SessionBusyError",
     "SessionClosedError",
     "SessionMisuseError",
+    "SurfacedObserver",
 ]
 
 log = logging.getLogger("memrecall.session")
@@ -87,6 +98,15 @@ class SessionBusyError(SessionMisuseError):
     Raised in the second caller; the first call goes on. Wait for the first
     call to return (or cancel it) before starting the next turn.
     """
+
+
+@runtime_checkable
+class SurfacedObserver(Protocol):
+    """Sees every change of every session's surfaced set (the event log implements this)."""
+
+    def surfaced(self, session_id: str, change: SurfacedChange) -> None:
+        """``session_id`` applied ``change`` to its surfaced set."""
+        ...
 
 
 def _innermost(exc: Exception) -> Exception:
@@ -131,6 +151,12 @@ class Session:
         self._settings = settings
         self._send, self._receive = trio.open_memory_channel[_Request](REQUEST_BUFFER)
         self._surfaced: set[str] = set()
+        # Invariant: _surfaced is what the runtime received since the last reset, once the
+        # pending messages of _surfaced_inbox are applied (_apply_surfaced); nothing reads it
+        # before that.
+        self._surfaced_to, self._surfaced_inbox = trio.open_memory_channel[Surfaced](math.inf)
+        observer = settings.observer
+        self._surfaced_observer = observer if isinstance(observer, SurfacedObserver) else None
         self._plan: PlanActor | None = None
         self._queries = 0
         self._query_ids: set[str] = set()  # plan ids must be unique: "<session>/<query>"
@@ -274,8 +300,31 @@ class Session:
 
     @property
     def surfaced(self) -> frozenset[str]:
-        """Paths delivered in this session since the last reset."""
+        """Paths the runtime received in this session since the last reset."""
+        self._apply_surfaced()
         return frozenset(self._surfaced)
+
+    def _apply_surfaced(self) -> None:
+        """Apply the plans' pending :class:`Surfaced` messages, in the order they were sent.
+
+        Synchronous (no checkpoint, no clock): safe wherever the set is read.
+        """
+        while True:
+            try:
+                message = self._surfaced_inbox.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            self._surfaced.update(message.paths)
+            if self._surfaced_observer is not None:
+                self._surfaced_observer.surfaced(self.session_id, message)
+
+    def _clear_surfaced(self) -> None:
+        """A reset: apply what is pending, then forget every surfaced document."""
+        self._apply_surfaced()
+        self._surfaced.clear()
+        if self._surfaced_observer is not None:
+            change = SurfacedCleared(t=trio.current_time())
+            self._surfaced_observer.surfaced(self.session_id, change)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -353,11 +402,13 @@ class Session:
             request.done.set()
 
     async def _route(self, request: _Request, plans: trio.Nursery) -> None:
+        self._apply_surfaced()
         event = request.event
         current = self._plan if self._plan is not None and not self._plan.done else None
         if isinstance(event, UserQuery):
             if current is not None:
                 await current.send(event).wait()
+            self._apply_surfaced()  # the new plan excludes everything surfaced so far
             started_at = trio.current_time() if request.started_at is None else request.started_at
             plan = self._plan = self._new_plan(event, started_at, request.correlation)
             request.plan = plan
@@ -367,7 +418,7 @@ class Session:
                 plan.send(Abort())  # the caller went away while the plan was starting
             return
         if isinstance(event, Reset):
-            self._surfaced.clear()
+            self._clear_surfaced()
         elif isinstance(event, ToolResult) and self._plan is None:
             request.error = SessionMisuseError(
                 "tool_result() before any user_query(): there is no turn to deliver into"
@@ -376,6 +427,7 @@ class Session:
         if current is not None:
             reply = current.send(event)
             await reply.wait()
+            self._apply_surfaced()  # what the reply hands the runtime
             request.reply = reply
 
     @staticmethod
@@ -414,7 +466,7 @@ class Session:
             selector=settings.selector,
             excluded_paths=frozenset(self._surfaced),
             sinks=tuple(sink.bind(correlation) for sink in settings.sinks),
-            on_deliver=self._surfaced.update,
+            surfaced_to=self._surfaced_to,
             observer=settings.observer,
             scan_in_thread=hooks.scan_in_thread,
             scan_delay=hooks.scan_delay,

@@ -31,6 +31,9 @@ from .inputs import ToolResult as ToolResult
 from .inputs import TurnEnd as TurnEnd
 from .inputs import UserQuery as UserQuery
 from .inputs import text_digest as text_digest
+from .surfaced import Surfaced as Surfaced
+from .surfaced import SurfacedChange as SurfacedChange
+from .surfaced import SurfacedCleared as SurfacedCleared
 from .telemetry import DeliveryPoint as DeliveryPoint
 from .telemetry import DeliveryRecord as DeliveryRecord
 from .telemetry import DiscardReason as DiscardReason

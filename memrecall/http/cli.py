@@ -47,7 +47,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ),
     )
     serve.add_argument(
-        "--db", type=nonempty_path, default=None, help="database file (default: XDG data)"
+        "--db",
+        type=nonempty_path,
+        default=None,
+        help="database file or postgresql:// URI (default: XDG data file)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument(
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     """Open the store, bind, print the URL, serve until SIGINT/SIGTERM."""
     import trio
 
-    from memrecall.store import MemoryService, default_db_path
+    from memrecall.store import MemoryService, default_db_path, is_postgres_dsn
 
     from .app import build_app
     from .auth import TokenError, TokenTable
@@ -88,9 +91,12 @@ def run(args: argparse.Namespace) -> int:
     except TokenError as exc:
         print(f"memrecall serve: {exc}", file=sys.stderr)
         return 2
-    path = Path(args.db) if args.db else default_db_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    service = MemoryService.open(path)
+    if is_postgres_dsn(args.db):
+        service = MemoryService.open(args.db)
+    else:
+        path = Path(args.db) if args.db else default_db_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        service = MemoryService.open(path)
 
     async def stop_on_signal() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

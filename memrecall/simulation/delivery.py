@@ -22,14 +22,20 @@ the selector latency plus 0.5 s, ``tool_result()``, then
 ``turn_end(tools_requested=False)``).
 
 No model is called. The selector is a :class:`SimulatedSelector` whose pick
-stands in for a model's: the default scorer's top five over the candidates
-it is given. Outcomes are read from the returned memory blocks and cross-checked
-against the telemetry records; a disagreement raises :class:`DeliveryCheckError`.
+stands in for a model's: :class:`GoldStandIn`, the case's labelled relevant
+documents among the candidates it is shown, each one missed at a configurable
+rate (``miss_rate``, deterministic per case and document). It never consults
+the engine's ranker, so how often the fast result and the pick overlap is a
+measurement, not a consequence of the stand-in. Which cases count as
+answerable comes from the corpus labels too (:func:`lexically_answerable`).
+Outcomes are read from the returned memory blocks and cross-checked against
+the telemetry records; a disagreement raises :class:`DeliveryCheckError`.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -42,8 +48,6 @@ import trio.testing
 
 from memrecall.actors import Engine, SimulatedSelector
 from memrecall.actors.selector import SelectorRequest
-from memrecall.engine.scoring.candidates import FastRanker
-from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
 from memrecall.events.documents import MemoryDocument
 from memrecall.events.telemetry import (
     DeliveryPoint,
@@ -52,12 +56,10 @@ from memrecall.events.telemetry import (
     TelemetryRecord,
 )
 from memrecall.progress import Progress
-from memrecall.sources import pacing
 from memrecall.sources.source import StaticSource
 from memrecall.telemetry.sinks import MemorySink
 from memrecall.testing import open_test_engine
 from memrecall.tooling.evaluation import (
-    LIMIT,
     SEMANTIC_SLICE,
     Case,
     Corpus,
@@ -67,6 +69,7 @@ from memrecall.tooling.evaluation import (
 from memrecall.tooling.tables import markdown_table, percent
 
 __all__ = [
+    "DEFAULT_MISS_RATE",
     "LATENCIES_MS",
     "STAND_IN",
     "TOOL_SLACK",
@@ -77,6 +80,7 @@ __all__ = [
     "DeliveryReport",
     "Design",
     "Figures",
+    "GoldStandIn",
     "KindFigures",
     "Row",
     "TurnKind",
@@ -101,8 +105,11 @@ TOOL_SLACK = 0.5
 WALL_TIME = 1_780_000_000.0
 """The fixed wall time every run renders memory ages against."""
 
-STAND_IN = "deterministic top-5 stand-in for the model (default ranking over its candidates)"
-"""What the selector's pick is in this evaluation (printed with every report)."""
+STAND_IN = "labelled stand-in: the case's relevant documents among its candidates"
+"""What the selector's pick is in this evaluation (printed with every report and its miss rate)."""
+
+DEFAULT_MISS_RATE = 0.0
+"""The stand-in's default miss rate: it picks every labelled document it is shown."""
 
 
 class Design(enum.StrEnum):
@@ -201,40 +208,60 @@ def check_run(run: CaseRun) -> None:
         fail(f"a refined block was delivered but the terminal record says {point}")
 
 
-class _StandIn:
-    """The selector's choice: the default scorer's top five over the candidates it is given.
+def _missed(seed: int, case_id: str, doc_id: str, miss_rate: float) -> bool:
+    """Whether the stand-in misses this labelled document of this case (a fixed coin per pair)."""
+    key = f"{seed}\x00{case_id}\x00{doc_id}".encode()
+    draw = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2.0**64
+    return draw < miss_rate
 
-    Equal to ``FieldedIndex.of(candidates).rank(request.query, 5)`` with the
-    candidates in path order (so one index serves every request with the same
-    candidate set); each document is analysed once per evaluation. Records the
-    last pick so the run can compare it with the fast result.
+
+class GoldStandIn:
+    """The selector's choice: the case's labelled relevant documents it is shown.
+
+    Before each session :meth:`expect` names the case. A request for that
+    case's query is answered with its labelled documents (``Case.relevant``,
+    in label order) that are among the request's candidates, at most
+    ``request.limit``; each labelled document is left out when a fixed coin
+    for ``(seed, case id, document id)`` falls under ``miss_rate`` (0: a
+    perfect selector, 1: one that never picks anything). No-result cases get
+    an empty pick. A request with any other query text is answered with
+    nothing and counted in :attr:`wrong_query` (the engine asked about the
+    wrong text). The stand-in never ranks: it does not share any code with
+    the engine's scorers. Records the last pick so the run can compare it
+    with the fast result.
     """
 
-    def __init__(self) -> None:
-        self._features: dict[str, DocumentFeatures] = {}
-        self._indexes: dict[tuple[str, ...], tuple[FieldedIndex, list[str]]] = {}
+    def __init__(self, corpus: Corpus, *, miss_rate: float = DEFAULT_MISS_RATE, seed: int = 0):
+        if not 0.0 <= miss_rate <= 1.0:
+            raise ValueError(f"miss_rate must be between 0 and 1, not {miss_rate}")
+        self.miss_rate = miss_rate
+        self.seed = seed
+        self._paths = dict(zip(corpus.ids, (d.path for d in corpus.documents), strict=True))
+        self._case: Case | None = None
         self.last: tuple[str, ...] | None = None
+        self.wrong_query = 0
 
-    def _of(self, document: MemoryDocument) -> DocumentFeatures:
-        features = self._features.get(document.path)
-        if features is None:
-            features = self._features[document.path] = DocumentFeatures.of(
-                document, checkpoint=pacing.checkpoint
-            )
-        return features
+    def expect(self, case: Case) -> None:
+        """The next requests are for ``case``; forget the last pick."""
+        self._case = case
+        self.last = None
+
+    def gold(self, case: Case) -> tuple[str, ...]:
+        """The paths of ``case``'s labelled documents this stand-in picks when shown them."""
+        return tuple(
+            self._paths[doc_id]
+            for doc_id in case.relevant
+            if not _missed(self.seed, case.id, doc_id, self.miss_rate)
+        )
 
     def __call__(self, request: SelectorRequest) -> Sequence[str]:
-        documents = sorted(request.candidates, key=lambda d: d.path)
-        key = tuple(d.path for d in documents)
-        built = self._indexes.get(key)
-        if built is None:
-            index = FieldedIndex.from_features(
-                [self._of(d) for d in documents], checkpoint=pacing.checkpoint
-            )
-            built = self._indexes[key] = (index, list(key))
-        index, paths = built
-        ranked = index.rank(request.query, min(LIMIT, request.limit))
-        self.last = tuple(paths[i] for i in ranked)
+        case = self._case
+        if case is None or request.query != case.query:
+            self.wrong_query += 1
+            self.last = ()
+            return []
+        shown = set(request.paths)
+        self.last = tuple(p for p in self.gold(case) if p in shown)[: request.limit]
         return list(self.last)
 
 
@@ -244,14 +271,13 @@ class _Rig:
 
     engine: Engine
     sink: MemorySink
-    stand_in: _StandIn
+    stand_in: GoldStandIn
 
 
 @asynccontextmanager
 async def _rig(
-    pool: tuple[MemoryDocument, ...], latency: float, design: Design
+    pool: tuple[MemoryDocument, ...], latency: float, design: Design, stand_in: GoldStandIn
 ) -> AsyncIterator[_Rig]:
-    stand_in = _StandIn()
     sink = MemorySink()
     async with open_test_engine(
         StaticSource(pool),
@@ -268,7 +294,8 @@ async def _rig(
 async def _play(rig: _Rig, case: Case, kind: TurnKind, latency: float) -> CaseRun:
     """One case, one turn shape, in a fresh session of ``rig``'s engine."""
     first_record = len(rig.sink.records)
-    rig.stand_in.last = None
+    rig.stand_in.expect(case)
+    wrong = rig.stand_in.wrong_query
     session = await rig.engine.open_session()
     tool: tuple[str, ...] = ()
     asked = trio.current_time()
@@ -291,6 +318,8 @@ async def _play(rig: _Rig, case: Case, kind: TurnKind, latency: float) -> CaseRu
         records=tuple(rig.sink.records[first_record:]),
         first_request_ms=round(first_request * 1000.0, 3),
     )
+    if rig.stand_in.wrong_query != wrong:
+        raise DeliveryCheckError(f"case {case.id} ({kind}): the selector was asked another query")
     check_run(run)
     return run
 
@@ -301,13 +330,13 @@ def _pool(corpus: Corpus, case: Case) -> tuple[MemoryDocument, ...]:
 
 
 async def _run_cases_async(
-    corpus: Corpus, latency: float, design: Design, *, reuse_engines: bool
+    corpus: Corpus, latency: float, design: Design, *, reuse_engines: bool, stand_in: GoldStandIn
 ) -> list[CaseRun]:
     runs: list[CaseRun] = []
     if not reuse_engines:
         for case in corpus.cases:
             for kind in TurnKind:
-                async with _rig(_pool(corpus, case), latency, design) as rig:
+                async with _rig(_pool(corpus, case), latency, design, stand_in) as rig:
                     runs.append(await _play(rig, case, kind, latency))
         return runs
     # One engine per distinct pool (cases with the same ``exclude``); a fresh session per run.
@@ -317,7 +346,7 @@ async def _run_cases_async(
     slots: list[list[CaseRun]] = [[] for _ in corpus.cases]
     for positions in by_pool.values():
         pool = _pool(corpus, corpus.cases[positions[0]])
-        async with _rig(pool, latency, design) as rig:
+        async with _rig(pool, latency, design, stand_in) as rig:
             for position in positions:
                 for kind in TurnKind:
                     slots[position].append(await _play(rig, corpus.cases[position], kind, latency))
@@ -330,17 +359,22 @@ def run_cases(
     design: Design,
     *,
     reuse_engines: bool = True,
+    miss_rate: float = DEFAULT_MISS_RATE,
 ) -> list[CaseRun]:
     """Play every case of ``corpus`` in both turn shapes; one run per (case, turn kind).
 
     Runs on a fresh ``MockClock`` (no real waiting). ``reuse_engines=False``
     opens a new engine for every run instead of one per pool; the results are
-    the same (sessions share nothing), only slower.
+    the same (sessions share nothing), only slower. ``miss_rate`` is the
+    stand-in selector's (:class:`GoldStandIn`).
     """
     latency = latency_ms / 1000.0
+    stand_in = GoldStandIn(corpus, miss_rate=miss_rate)
 
     async def main() -> list[CaseRun]:
-        return await _run_cases_async(corpus, latency, design, reuse_engines=reuse_engines)
+        return await _run_cases_async(
+            corpus, latency, design, reuse_engines=reuse_engines, stand_in=stand_in
+        )
 
     return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
@@ -425,6 +459,7 @@ class DeliveryReport:
     lexically_answerable: int
     no_result: int
     rows: tuple[Row, ...]
+    miss_rate: float = DEFAULT_MISS_RATE
 
     def to_json(self) -> dict[str, Any]:
         """The object ``--json`` prints: counts, then one row per (latency, design)."""
@@ -439,6 +474,7 @@ class DeliveryReport:
             "documents": self.documents,
             **counts,
             "selector": STAND_IN,
+            "miss_rate": self.miss_rate,
             "rows": [
                 {
                     "latency_ms": row.latency_ms,
@@ -453,20 +489,9 @@ class DeliveryReport:
 
 
 def lexically_answerable(corpus: Corpus) -> frozenset[str]:
-    """Ids of the answerable cases outside ``semantic-no-lexical`` that the deterministic
-    path can answer: the default scorer's fast result (whole pool minus the case's
-    ``exclude``) holds at least one document."""
-    snapshot = StaticSource(tuple(corpus.documents)).snapshot()
-    ranker = snapshot.ranker
-    assert isinstance(ranker, FastRanker)
-    position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
-    return frozenset(
-        case.id
-        for case in corpus.cases
-        if case.relevant
-        and case.slice != SEMANTIC_SLICE
-        and ranker.rank_and_fast(case.query, LIMIT, exclude={position[d] for d in case.exclude})[1]
-    )
+    """Ids of the cases a lexical path could answer, from the labels alone: the cases with
+    relevant documents outside the ``semantic-no-lexical`` slice (no shared words)."""
+    return frozenset(c.id for c in corpus.cases if c.relevant and c.slice != SEMANTIC_SLICE)
 
 
 def _kind_figures(
@@ -494,19 +519,22 @@ def evaluate_delivery(
     designs: Sequence[Design] = (Design.SINGLE, Design.FAST),
     reuse_engines: bool = True,
     progress: Progress | None = None,
+    miss_rate: float = DEFAULT_MISS_RATE,
 ) -> DeliveryReport:
     """Play the corpus for every (latency, design) and compute the figures.
 
     First-turn, delivered-at-all and overlap rates are reported over the
     lexically answerable cases and over all answerable cases; the duplicate
     rate is over every case; the silent rate over the no-result cases. ``progress``
-    advances once per (latency, design).
+    advances once per (latency, design). ``miss_rate`` is the stand-in selector's.
     """
     lexical = lexically_answerable(corpus)
     rows: list[Row] = []
     for latency in latencies_ms:
         for design in designs:
-            runs = run_cases(corpus, latency, design, reuse_engines=reuse_engines)
+            runs = run_cases(
+                corpus, latency, design, reuse_engines=reuse_engines, miss_rate=miss_rate
+            )
             if progress is not None:
                 progress.advance(f"{latency} ms {design.value}")
             rows.append(
@@ -526,6 +554,7 @@ def evaluate_delivery(
         lexically_answerable=len(lexical),
         no_result=len(corpus.cases) - answerable,
         rows=tuple(rows),
+        miss_rate=miss_rate,
     )
 
 
@@ -565,12 +594,12 @@ def format_delivery(report: DeliveryReport) -> str:
         f" {report.documents} documents, {report.cases} cases",
         f"({report.answerable} answerable, {report.lexically_answerable} lexically answerable,"
         f" {report.no_result} no-result); no model is called",
-        "refined choice: " + STAND_IN,
+        f"refined choice: {STAND_IN}, each missed at rate {report.miss_rate:g}",
         "single: the selector alone (first turn only if it answers inside the 100 ms wait);",
         "fast: the deterministic top 2 before the first request, the pick at the next tool result",
-        "rates over the lexically answerable cases; overlap: tool-using turns whose pick",
-        "included a fast-delivered document; duplicates: every case, both turn kinds;",
-        "no-result silent: tool-free / tool-using",
+        f"rates over the lexically answerable cases (labelled, outside {SEMANTIC_SLICE});",
+        "overlap: tool-using turns whose pick included a fast-delivered document;",
+        "duplicates: every case, both turn kinds; no-result silent: tool-free / tool-using",
         "",
         *markdown_table(header, rows, text_columns=2),
     ]
@@ -607,9 +636,9 @@ def format_wait(report: DeliveryReport) -> str:
         f"fast-result policy on a virtual clock; corpus {report.corpus}:"
         f" {report.documents} documents, {report.cases} cases"
         f" ({report.lexically_answerable} lexically answerable); no model is called",
-        "refined choice: " + STAND_IN,
+        f"refined choice: {STAND_IN}, each missed at rate {report.miss_rate:g}",
         "tool-free turns; pick 1st turn: the selector's pick went in before the first request",
-        "(lexical: over the lexically answerable cases, where a fast result exists; all: over",
+        f"(lexical: over the labelled relevant cases outside {SEMANTIC_SLICE}; all: over",
         "every answerable case); 1st request: time user_query took, over every case",
         "",
         *markdown_table(header, rows, text_columns=2),
@@ -617,13 +646,20 @@ def format_wait(report: DeliveryReport) -> str:
     return "\n".join(lines)
 
 
-def delivery_main(corpus_path: str, *, as_json: bool, wait_for_selector: bool = False) -> int:
+def delivery_main(
+    corpus_path: str,
+    *,
+    as_json: bool,
+    wait_for_selector: bool = False,
+    miss_rate: float = DEFAULT_MISS_RATE,
+) -> int:
     """``memrecall simulate delivery``: print the report; 0, or 2 for a bad corpus.
 
     ``wait_for_selector`` compares the two fast-result policies instead (the
     default, and ``wait_for_selector=True``) at :data:`WAIT_LATENCIES_MS`.
     An unreadable or invalid corpus prints a one-line reason on stderr (the
-    evaluation module's validation) and returns 2.
+    evaluation module's validation) and returns 2. ``miss_rate`` is the
+    stand-in selector's (:class:`GoldStandIn`).
     """
     try:
         corpus = load_corpus(corpus_path)
@@ -636,7 +672,11 @@ def delivery_main(corpus_path: str, *, as_json: bool, wait_for_selector: bool = 
     total = len(latencies) * len(designs)
     with Progress(total, "delivery", quiet=as_json) as progress:
         report = evaluate_delivery(
-            corpus, latencies_ms=latencies, designs=designs, progress=progress
+            corpus,
+            latencies_ms=latencies,
+            designs=designs,
+            progress=progress,
+            miss_rate=miss_rate,
         )
     if as_json:
         sys.stdout.flush()

@@ -9,6 +9,8 @@ clock, and every effect (telemetry included) that the step produced. A
 ``runtime`` record is what the runtime asked a session (written by the driver
 of a run, :meth:`EventLog.runtime`): it is the independent account of each
 query's text that provenance is checked against.
+A ``session`` record is a change of a session's surfaced set
+(:mod:`memrecall.events.surfaced`), written as the session applies it.
 
 Recording is an observer on the plan actors: each transition is encoded into
 an in-memory buffer (microseconds, no I/O on the turn's path); the buffer is
@@ -48,6 +50,7 @@ from memrecall.engine.plan import (
 from memrecall.events.codec import JsonlCodec, LogDecodeError, LogHeader
 from memrecall.events.effects import Effect, StartScan
 from memrecall.events.inputs import PlanEvent, RuntimeEvent, UserQuery, text_digest
+from memrecall.events.surfaced import SurfacedChange
 
 __all__ = [
     "Divergence",
@@ -57,6 +60,7 @@ __all__ = [
     "PlanStep",
     "ReplayReport",
     "RuntimeCall",
+    "SessionChange",
     "eventlog_codec",
     "replay",
 ]
@@ -90,7 +94,14 @@ class RuntimeCall(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", t
     event: RuntimeEvent
 
 
-LogRecord = PlanOpened | PlanStep | RuntimeCall
+class SessionChange(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="session"):
+    """``session`` applied ``change`` to its surfaced set (the change carries its time)."""
+
+    session: str
+    change: SurfacedChange
+
+
+LogRecord = PlanOpened | PlanStep | RuntimeCall | SessionChange
 
 eventlog_codec: JsonlCodec[Any] = JsonlCodec(LogRecord, content="eventlog")
 """The codec of event-log files."""
@@ -134,6 +145,10 @@ class EventLog:
         """Record what the runtime asked ``session`` (call it before making the call)."""
         record = RuntimeCall(session=session, t=now, event=event)
         self._lines.append(eventlog_codec.encode(record))
+
+    def surfaced(self, session_id: str, change: SurfacedChange) -> None:
+        """Record a change of a session's surfaced set."""
+        self._lines.append(eventlog_codec.encode(SessionChange(session=session_id, change=change)))
 
     def getvalue(self) -> bytes:
         """The whole log so far."""
@@ -208,6 +223,8 @@ def replay(data: bytes, *, step_function: StepFunction = step) -> ReplayReport:
             if isinstance(record.event, UserQuery):
                 asked[f"{record.session}/{record.event.query_id}"] = record.event.text
             continue
+        if isinstance(record, SessionChange):
+            continue  # the session's surfaced set: checked by the safety rules, not the machine
         if isinstance(record, PlanOpened):
             provenance.extend(_provenance(line, record, asked))
             plan, effects = start(record.options)

@@ -13,8 +13,11 @@ record (safety) and at the end of the log (liveness):
 ``selector-view``   a selector call carries the manifest ids and digest its plan's scan reported
 ``window``          no initial delivery after the plan released the initial wait, which it
                     releases at most once
-``surfaced``        a plan excludes only documents the runtime of its session received: an
-                    initial block delivered before the release, or a block in reply to a tool result
+``surfaced``        a session's surfaced set changes only by the messages the log records
+                    (``session`` records): each ``surfaced`` message names documents its plan
+                    handed the runtime (the initial block, credited when the first request is
+                    released, or a block in reply to a tool result), and each plan opens
+                    excluding exactly the session's surfaced set
 ``no-duplicate``    no document is delivered twice by a plan, nor one the session had surfaced
 ``bounded``         a fast block holds at most 2 documents, a refined block at most 5
 ``privacy``         telemetry holds no free text: only its kind, enum values and numbers
@@ -40,13 +43,13 @@ from memrecall.events.effects import (
     StartScan,
 )
 from memrecall.events.inputs import (
-    Reset,
     ScanCompleted,
     SelectorSucceeded,
     ToolResult,
     UserQuery,
     text_digest,
 )
+from memrecall.events.surfaced import Surfaced
 from memrecall.events.telemetry import (
     DeliveryPoint,
     DeliveryRecord,
@@ -56,7 +59,7 @@ from memrecall.events.telemetry import (
     Strategy,
     TelemetryRecord,
 )
-from memrecall.simulation.eventlog import LogRecord, PlanOpened, RuntimeCall
+from memrecall.simulation.eventlog import LogRecord, PlanOpened, RuntimeCall, SessionChange
 
 __all__ = ["RULES", "Violation", "check_log"]
 
@@ -119,6 +122,8 @@ class _PlanView:
     fast: int = 0
     released: bool = False
     manifest: tuple[tuple[str, ...], str] | None = None  # the scan's ids and manifest digest
+    pending_initial: set[str] = attrs.field(factory=set)  # delivered initially, not yet released
+    handed: dict[DeliveryPoint, set[str]] = attrs.field(factory=dict)  # what the runtime got
 
 
 def _session_of(record: PlanOpened) -> str:
@@ -131,14 +136,15 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
     """Check every property on numbered log records; ``final`` adds the liveness check."""
     plans: dict[str, _PlanView] = {}
     asked: dict[str, str] = {}  # plan id -> the text the runtime asked for
-    received: dict[str, set[str]] = {}  # session -> documents its runtime received
+    surfaced: dict[str, set[str]] = {}  # session -> its surfaced set, as the log records it
     out: list[Violation] = []
     for line, record in records:
         if isinstance(record, RuntimeCall):
             if isinstance(record.event, UserQuery):
                 asked[f"{record.session}/{record.event.query_id}"] = record.event.text
-            elif isinstance(record.event, Reset):
-                received.setdefault(record.session, set()).clear()
+            continue
+        if isinstance(record, SessionChange):
+            out.extend(_surfaced_change(line, record, plans, surfaced))
             continue
         event = None
         if isinstance(record, PlanOpened):
@@ -162,21 +168,21 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
         def fail(rule: str, detail: str, line: int = line, plan: str = record.plan) -> None:
             out.append(Violation(line, plan, rule, detail))
 
-        got = received.setdefault(view.session, set())
         if isinstance(record, PlanOpened):
             wanted = asked.get(record.plan)
             if wanted is not None and wanted != record.query.text:
                 fail("provenance", "opened with another text than the runtime asked")
             if record.options.query_digest != view.digest:
                 fail("provenance", "the plan's options carry another query's digest")
-            if not view.excluded <= got:
-                fail("surfaced", f"excludes {len(view.excluded - got)} documents never received")
+            known = surfaced.get(view.session, set())
+            if extra := view.excluded - known:
+                fail("surfaced", f"excludes {len(extra)} documents never surfaced")
+            if missing := known - view.excluded:
+                fail("surfaced", f"does not exclude {len(missing)} surfaced documents")
         elif isinstance(event, ScanCompleted):
             view.manifest = (event.ids, event.manifest_digest)
             if event.query_digest != view.digest:
                 fail("provenance", "the scan ran for another query's text")
-        elif isinstance(event, Reset):
-            got.clear()
         was_terminal = view.terminal
         for effect in effects:
             if was_terminal and not isinstance(effect, Ignore):
@@ -192,15 +198,19 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
             if isinstance(effect, ReleaseInitialWait):
                 if view.released:
                     fail("window", "the initial wait released twice")
+                else:  # the runtime gets the initial block as its first request is released
+                    view.handed.setdefault(DeliveryPoint.INITIAL, set()).update(
+                        view.pending_initial
+                    )
                 view.released = True
             if isinstance(effect, Deliver):
                 if effect.point is DeliveryPoint.INITIAL:
                     if view.released:
                         fail("window", "an initial delivery after the wait was released")
                     else:
-                        got.update(effect.paths)
+                        view.pending_initial.update(effect.paths)
                 elif isinstance(event, ToolResult):
-                    got.update(effect.paths)
+                    view.handed.setdefault(DeliveryPoint.TOOL_RESULT, set()).update(effect.paths)
                 limit = MAX_FAST_DOCS if effect.phase is Phase.FAST else MAX_PROMPT_DOCS
                 if not 1 <= len(effect.paths) <= limit:
                     fail("bounded", f"{effect.phase} block with {len(effect.paths)} documents")
@@ -231,3 +241,23 @@ def check_log(records: Iterable[tuple[int, LogRecord]], *, final: bool = True) -
             if not view.terminal:
                 out.append(Violation(view.opened_line, plan_id, "terminates", "never ended"))
     return out
+
+
+def _surfaced_change(
+    line: int, record: SessionChange, plans: dict[str, _PlanView], surfaced: dict[str, set[str]]
+) -> list[Violation]:
+    """Apply one recorded change of a session's surfaced set; what it breaks."""
+    known = surfaced.setdefault(record.session, set())
+    change = record.change
+    if not isinstance(change, Surfaced):
+        known.clear()  # a reset
+        return []
+    view = plans.get(change.plan)
+    if view is None or view.session != record.session:
+        return [Violation(line, change.plan, "surfaced", "a document surfaced by no plan of ours")]
+    known.update(change.paths)
+    unreceived = set(change.paths) - view.handed.get(change.point, set())
+    if unreceived:
+        detail = f"surfaced {len(unreceived)} documents the runtime never received"
+        return [Violation(line, change.plan, "surfaced", detail)]
+    return []

@@ -3,7 +3,9 @@
 The faces, from the inside out:
 
 * :class:`Store` (``backend``): the synchronous, dialect-neutral protocol a database
-  implements, one transaction per method; :class:`SQLiteStore` is the embedded default.
+  implements, one transaction per method; :class:`SQLiteStore` is the embedded default,
+  :class:`~memrecall.store.postgres.PostgresStore` the shared one (:func:`open_store`
+  opens either from a ``--db`` value).
 * :class:`MemoryService` (``service``): the async (trio) API every caller uses: checks
   input, runs the backend in worker threads, searches through an incremental
   :class:`LiveView` and a :class:`QueryCache`, keeps the profile projection current, and
@@ -59,6 +61,8 @@ from .model import StoreError as StoreError
 from .model import Tombstone as Tombstone
 from .model import WorkspaceType as WorkspaceType
 from .model import visible_scopes as visible_scopes
+from .postgres import is_postgres_dsn as is_postgres_dsn
+from .postgres import open_store as open_store
 from .projection import PROJECTION_CREATED as PROJECTION_CREATED
 from .projection import PROJECTION_REMOVED as PROJECTION_REMOVED
 from .projection import Projector as Projector

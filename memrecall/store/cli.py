@@ -1,12 +1,13 @@
 """``memrecall memory``: manage one user's stored memories from the command line.
 
-Every subcommand takes ``--db PATH`` (default :func:`~memrecall.store.sqlite.default_db_path`)
-and ``--user ID``; ``--workspace TYPE`` where a scope applies (omitted: global); ``--json``
-prints exactly one JSON object on stdout. Errors are one line on stderr (and, with
-``--json``, one ``{"error": ...}`` object on stdout). Exit status: 0 done, 2 usage or invalid
-input, 3 conflict (stale ``--expected-revision``, a key stored with other content, an import
-with problems), 4 not found (including forgotten). Every write is one transaction: a failed
-command writes nothing.
+Every subcommand takes ``--db PATH`` or ``--db postgresql://...`` (default
+:func:`~memrecall.store.sqlite.default_db_path`) and ``--user ID`` (``migrate`` takes
+``--from PATH --to postgresql://...`` instead); ``--workspace TYPE`` where a scope applies
+(omitted: global); ``--json`` prints exactly one JSON object on stdout. Errors are one line
+on stderr (and, with ``--json``, one ``{"error": ...}`` object on stdout). Exit status: 0
+done, 2 usage or invalid input, 3 conflict (stale ``--expected-revision``, a key stored
+with other content, an import with problems), 4 not found (including forgotten). Every
+write is one transaction: a failed command writes nothing.
 """
 
 from __future__ import annotations
@@ -340,7 +341,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     def command(name: str, help_text: str, *, scoped: bool = False) -> argparse.ArgumentParser:
         parser = commands.add_parser(name, help=help_text)
         parser.add_argument(
-            "--db", type=nonempty_path, default=None, help="database file (default: XDG data)"
+            "--db",
+            type=nonempty_path,
+            default=None,
+            help="database file or postgresql:// URI (default: XDG data file)",
         )
         parser.add_argument("--user", required=True, type=_text_arg, help="the user id")
         if scoped:
@@ -391,6 +395,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     exporter = command("export-tree", "write one scope as a memory tree", scoped=True)
     exporter.add_argument("directory", metavar="DIR", type=nonempty_path)
+
+    migrate = commands.add_parser(
+        "migrate", help="copy a SQLite store into an empty PostgreSQL store, verified"
+    )
+    migrate.add_argument("--from", dest="source", required=True, metavar="PATH")
+    migrate.add_argument("--to", dest="target", required=True, metavar="URI")
+    migrate.add_argument("--json", action="store_true", help="print one JSON object")
+    migrate.set_defaults(func=_migrate)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """``memrecall memory migrate`` (:mod:`memrecall.store.postgres.copy`)."""
+    from .postgres.copy import migrate_command
+
+    return migrate_command(args.source, args.target, as_json=args.json)
 
 
 def _failure(exc: BaseException) -> CommandError:

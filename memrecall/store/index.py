@@ -26,8 +26,15 @@ import heapq
 import math
 from collections.abc import Callable, Collection
 
-from memrecall.engine.scoring.analysis import query_terms
-from memrecall.engine.scoring.fielded import FIELDS, DocumentFeatures, Params, is_variant
+from memrecall.engine.scoring.analysis import QueryTerm
+from memrecall.engine.scoring.fielded import (
+    FIELDS,
+    DocumentFeatures,
+    Params,
+    heaviest_terms,
+    is_variant,
+    select_query_terms,
+)
 
 __all__ = ["IncrementalIndex"]
 
@@ -203,11 +210,26 @@ class IncrementalIndex:
         self._credited[term] = merged
         return merged
 
+    def query_terms(self, query: str) -> tuple[list[QueryTerm], float, bool]:
+        """The terms scored for ``query``, its weight, and whether it is a paste (as
+        ``FieldedIndex.query_terms``)."""
+        return select_query_terms(query, self._idf, self._keys, self.idf_max())
+
+    def second_answer(self, query: str, first: str, other: str) -> bool:
+        """Whether ``other`` may follow ``first`` in the fast result (as ``FieldedIndex.fast``):
+        it matches one of the heaviest query terms ``first`` matches."""
+        heaviest = heaviest_terms(
+            self.query_terms(query)[0],
+            self._idf,
+            lambda qt: first in self._credit(qt.term, qt.kind),
+        )
+        return not heaviest or any(other in self._credit(qt.term, qt.kind) for qt in heaviest)
+
     def scores(self, query: str) -> dict[str, float]:
         """Every document with a positive score for ``query`` (as ``FieldedIndex._score``)."""
         scores: dict[str, float] = {}
         get = scores.get
-        for qt in query_terms(query):
+        for qt in self.query_terms(query)[0]:
             weight = qt.weight
             for doc, value in self._credit(qt.term, qt.kind).items():
                 scores[doc] = get(doc, 0.0) + weight * value
@@ -243,12 +265,8 @@ class IncrementalIndex:
 
     def mass(self, query: str) -> float:
         """The query's own weight, for coverage (as ``FieldedIndex._score``)."""
-        idf_max = self.idf_max()
-        mass = 0.0
-        for qt in query_terms(query):
-            idf = self._idf(qt.term)
-            mass += qt.weight * (idf_max if idf is None else idf)
-        return min(mass, self.params.saturation * idf_max)
+        mass = self.query_terms(query)[1]
+        return min(mass, self.params.saturation * self.idf_max())
 
     def best(
         self,
@@ -268,7 +286,7 @@ class IncrementalIndex:
         the full pass.
         """
         terms: list[tuple[float, str, _Values]] = []
-        for qt in query_terms(query):
+        for qt in self.query_terms(query)[0]:
             values = self._credit(qt.term, qt.kind)
             if values:
                 terms.append((qt.weight, qt.term, values))

@@ -127,12 +127,13 @@ class MemoryService:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, **kwargs: object) -> MemoryService:
-        """A service over a :class:`~memrecall.store.sqlite.SQLiteStore` at ``path``
-        (default :func:`~memrecall.store.sqlite.default_db_path`)."""
-        from .sqlite import SQLiteStore, default_db_path
+        """A service over the store ``path`` names: a ``postgresql://`` URI opens a
+        :class:`~memrecall.store.postgres.PostgresStore`, anything else a
+        :class:`~memrecall.store.sqlite.SQLiteStore` file (default
+        :func:`~memrecall.store.sqlite.default_db_path`)."""
+        from .postgres.target import open_store
 
-        store = SQLiteStore(default_db_path() if path is None else path)
-        return cls(store, **kwargs)  # type: ignore[arg-type]
+        return cls(open_store(path), **kwargs)  # type: ignore[arg-type]
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await trio.to_thread.run_sync(fn, limiter=self._limiter)

@@ -125,7 +125,7 @@ class StoreRanker:
 
     def _judged(
         self, query: str, exclude: Collection[int], limit: int, *, keep_none: bool
-    ) -> list[tuple[int, Judgement, float]]:
+    ) -> list[tuple[int, Judgement, float, str]]:
         index = self._source.index
         thresholds = self._source.thresholds
         scores = index.scores(query)
@@ -140,13 +140,20 @@ class StoreRanker:
         paths = self._documents
         excluded = {paths[i].path for i in exclude if 0 <= i < len(paths)}
         out = []
-        for doc in index.top(kept, limit, excluded=excluded):
+        docs = index.top(kept, max(limit, 2), excluded=excluded)
+        # a paste: only a first document that stands out may be strong (FieldedIndex._unclear)
+        margin = index.params.paste_margin
+        clear = len(docs) < 2 or kept[docs[1]] < margin * kept[docs[0]]
+        pasted = index.query_terms(query)[2]
+        for rank, doc in enumerate(docs[:limit]):
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0
             judgement = thresholds.judge(coverage, own / idf_max)
+            if judgement is Judgement.STRONG and pasted and (rank > 0 or not clear):
+                judgement = Judgement.WEAK
             if not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append((self._source.position(doc), judgement, own))
+            out.append((self._source.position(doc), judgement, own, doc))
         return out
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
@@ -155,7 +162,7 @@ class StoreRanker:
             fallback = self._stale()
             if fallback is not None:
                 return fallback.rank(query, limit, exclude=exclude)
-            return [i for i, _j, _s in self._judged(query, exclude, limit, keep_none=False)]
+            return [i for i, _j, _s, _d in self._judged(query, exclude, limit, keep_none=False)]
 
     def rank_and_fast(
         self, query: str, limit: int, *, exclude: Collection[int] = ()
@@ -166,12 +173,18 @@ class StoreRanker:
             if fallback is not None:
                 return fallback.rank_and_fast(query, limit, exclude=exclude)
             ranked = self._judged(query, exclude, max(limit, MAX_FAST_DOCS), keep_none=True)
-        kept = [i for i, j, _s in ranked[:limit] if j is not Judgement.NONE]
-        strong = [(i, s) for i, j, s in ranked[:MAX_FAST_DOCS] if j is Judgement.STRONG]
-        fast = []
-        if strong:
-            least = self._source.index.params.second * strong[0][1]
-            fast = [strong[0][0]] + [i for i, s in strong[1:] if s >= least]
+            index = self._source.index
+            strong = [(i, s, d) for i, j, s, d in ranked[:MAX_FAST_DOCS] if j is Judgement.STRONG]
+            fast = []
+            if strong:
+                least = index.params.second * strong[0][1]
+                first = strong[0][2]
+                fast = [strong[0][0]] + [
+                    i
+                    for i, s, d in strong[1:]
+                    if s >= least and index.second_answer(query, first, d)
+                ]
+        kept = [i for i, j, _s, _d in ranked[:limit] if j is not Judgement.NONE]
         return kept, fast
 
 

@@ -21,6 +21,10 @@ Candidate thresholds are midpoints between neighbouring observed values, so a
 threshold never sits exactly on a measured document. ``holdout`` keeps the
 cases with odd numbers out of the fit (see :func:`split`), so the figures on
 them are an honest estimate.
+
+``memrecall calibrate --contract`` refits the memory tools' constants instead
+(:func:`memrecall.tooling.matcheval.fit_constants`), with the same hold-out rule
+(:func:`is_held_out`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "calibrate_main",
     "fit",
     "format_calibration",
+    "is_held_out",
     "observe",
     "outcome",
     "split",
@@ -115,6 +120,14 @@ def _number(case_id: str, position: int) -> int:
     return int(digits[-1]) if digits else position
 
 
+def is_held_out(case_id: str, position: int) -> bool:
+    """Whether :func:`split` keeps this case out of the fit (its number is odd).
+
+    The number is the last run of digits in the id, else the case's position in the corpus.
+    """
+    return _number(case_id, position) % 2 == 1
+
+
 def split(observed: Sequence[Observed]) -> tuple[list[Observed], list[Observed]]:
     """(fit, held out): cases whose id ends in an even number, and the odd ones.
 
@@ -123,7 +136,7 @@ def split(observed: Sequence[Observed]) -> tuple[list[Observed], list[Observed]]
     fit_on: list[Observed] = []
     held: list[Observed] = []
     for position, item in enumerate(observed):
-        (fit_on if _number(item.case.id, position) % 2 == 0 else held).append(item)
+        (held if is_held_out(item.case.id, position) else fit_on).append(item)
     return fit_on, held
 
 

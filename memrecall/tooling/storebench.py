@@ -1,7 +1,8 @@
 """``memrecall bench store``: the memory store's save throughput and search latency.
 
 For each size N, one user's store (a fresh SQLite file in a temporary directory, the
-default durable settings) is filled with N generated memories
+default durable settings; with ``--postgres URI`` also a fresh schema in that PostgreSQL
+database, measured the same way and printed beside SQLite) is filled with N generated memories
 (:class:`~memrecall.tooling.storetext.TextGenerator`: a seeded vocabulary of a few
 thousand words with Zipf-like frequencies, 8-40 words per memory), one transaction per
 save. Then:
@@ -28,7 +29,9 @@ import json
 import math
 import tempfile
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
@@ -40,6 +43,7 @@ from memrecall.store import (
     MemoryService,
     SourceType,
     SQLiteStore,
+    Store,
     normalize_key,
 )
 from memrecall.store.backend import NewMemory
@@ -80,12 +84,11 @@ class StoreRow:
     recall_max_ms: float
 
 
-async def _measure(size: int, seed: int, directory: Path) -> StoreRow:
+async def _measure(size: int, seed: int, store: Store) -> StoreRow:
     from memrecall.sources.source import prepare_recall
     from memrecall.store.source import StoreSource
 
     gen = TextGenerator(seed)
-    store = SQLiteStore(directory / f"bench-{size}.db")
     service = MemoryService(store)
     scope = MemoryScope.global_()
     user = "bench-user"
@@ -158,12 +161,40 @@ async def _measure(size: int, seed: int, directory: Path) -> StoreRow:
     )
 
 
-def run_store_bench(sizes: Sequence[int], *, seed: int = 0) -> list[StoreRow]:
-    """Measure every size (each in a fresh database in a temporary directory)."""
+@contextmanager
+def _postgres_schema(uri: str, size: int) -> Iterator[Store]:
+    """A PostgresStore in a fresh schema of ``uri``'s database, dropped afterwards."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import make_conninfo
+
+    from memrecall.store.postgres import PostgresStore
+
+    name = f"memrecall_bench_{size}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(uri, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+    try:
+        yield PostgresStore(make_conninfo(uri, options=f"-c search_path={name}"))
+    finally:
+        with psycopg.connect(uri, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(name)))
+
+
+def run_store_bench(
+    sizes: Sequence[int], *, seed: int = 0, postgres: str | None = None
+) -> list[StoreRow]:
+    """Measure every size, each in a fresh database: a SQLite file in a temporary
+    directory, or (``postgres``, a ``postgresql://`` URI) a fresh schema in that database,
+    dropped afterwards."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="memrecall-storebench-") as tmp:
         for size in sizes:
-            rows.append(trio.run(_measure, size, seed, Path(tmp)))
+            if postgres is None:
+                store: Store = SQLiteStore(Path(tmp) / f"bench-{size}.db")
+                rows.append(trio.run(_measure, size, seed, store))
+            else:
+                with _postgres_schema(postgres, size) as store:
+                    rows.append(trio.run(_measure, size, seed, store))
     return rows
 
 
@@ -180,9 +211,37 @@ _HEADER = (
 )
 
 
-def store_bench_main(sizes: Sequence[int], *, as_json: bool = False, seed: int = 0) -> int:
-    """Run the bench and print a table (or one JSON object with ``rows``)."""
+def _side_by_side(lite: Sequence[StoreRow], pg: Sequence[StoreRow]) -> None:
+    """One block per size: a line per measurement, SQLite and PostgreSQL beside each other."""
+    names = [a.name for a in attrs.fields(StoreRow) if a.name not in {"size", "searches"}]
+    print(f"{'size':>8}  {'measurement':<22}{'sqlite':>12}{'postgres':>12}")
+    for a, b in zip(lite, pg, strict=True):
+        for name in names:
+            print(f"{a.size:>8}  {name:<22}{getattr(a, name):>12}{getattr(b, name):>12}")
+    print("times in ms; search = MemoryService.search (distinct queries, cache misses)")
+
+
+def store_bench_main(
+    sizes: Sequence[int], *, as_json: bool = False, seed: int = 0, postgres: str | None = None
+) -> int:
+    """Run the bench and print a table (or one JSON object with ``rows``); with
+    ``postgres`` (a ``postgresql://`` URI) also on PostgreSQL, printed side by side
+    (JSON: ``postgres_rows``)."""
     rows = run_store_bench(sizes, seed=seed)
+    if postgres is not None:
+        pg_rows = run_store_bench(sizes, seed=seed, postgres=postgres)
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        "rows": [attrs.asdict(r) for r in rows],
+                        "postgres_rows": [attrs.asdict(r) for r in pg_rows],
+                    }
+                )
+            )
+        else:
+            _side_by_side(rows, pg_rows)
+        return 0
     if as_json:
         print(json.dumps({"rows": [attrs.asdict(r) for r in rows]}))
         return 0

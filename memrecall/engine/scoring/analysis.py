@@ -20,7 +20,8 @@ A text becomes a list of *terms* (keys for the inverted index). After
   sign or tone mark (a code-point bigram would).
 
 Query words additionally carry a *weight*: function words (:data:`STOPWORDS`)
-are dropped, and very common general words (:data:`COMMON_WORDS`) count for
+are dropped, and very common general words (:data:`COMMON_WORDS`, and for CJK
+:data:`COMMON_BIGRAMS` and bigrams with a hiragana character) count for
 :data:`COMMON_WEIGHT` of a normal word, so "thanks, that works" is not a query
 about a document titled "Works from Lisbon".
 
@@ -31,22 +32,28 @@ Everything here is a pure function of the text; the per-document part
 from __future__ import annotations
 
 import functools
+import math
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import regex
 
 from memrecall.engine.scoring.text import normalize
 
 __all__ = [
+    "COMMON_BIGRAMS",
     "COMMON_WEIGHT",
     "COMMON_WORDS",
+    "MAX_QUERY_CANDIDATES",
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_TERMS",
     "STOPWORDS",
     "QueryTerm",
     "analyze",
     "clean",
     "fold",
+    "query_candidates",
     "query_terms",
     "sea_terms",
     "term_counts",
@@ -216,16 +223,23 @@ STOPWORDS = frozenset(
     themselves then there these they this those through too under until very was wasn were weren
     what when where which while who whom whose why will with won would wouldn you your yours
     yourself yourselves
-    hey hello thanks thank please okay yes yeah sure sorry hmm
+    hey hello thanks thank please okay yes yeah sure sorry hmm lol haha
     der die das und ist nicht mit für auf ein eine dem den des wie was wer wann
+    danke bitte hallo tschüss genau klar alles
     les des une est pas pour que qui dans avec sur
+    merci bonjour salut accord oui
     los las una por para con que del como
+    gracias hola vale claro
+    obrigado obrigada valeu olá tchau
+    grazie ciao prego
     что как это для при или его она они
+    спасибо привет пожалуйста ладно хорошо отлично пока
     """.split()
 )
 """Function words (English, plus a few of German, French, Spanish and Russian) and chat
-fillers, as the tokenizer cuts them (``don't`` gives ``don``). Dropped from queries: they
-carry no topic. Words shorter than three letters never become terms anyway."""
+fillers (thanks, hello, okay and the like in English, German, French, Spanish, Portuguese,
+Italian and Russian), as the tokenizer cuts them (``don't`` gives ``don``). Dropped from
+queries: they carry no topic. Words shorter than three letters never become terms anyway."""
 
 COMMON_WORDS = frozenset(
     """
@@ -238,22 +252,44 @@ COMMON_WORDS = frozenset(
     seem sense set show since something soon sounds start started still stuff take tell thing
     things think time today told tomorrow try trying turn two use used using want wants way week
     well went work worked works working year yesterday
+    instructions method procedure procedures process steps
+    gut gute guten morgen heute bien bueno buena buenos perfecto parfait marche bom boa
+    beleza tudo perfetto bene большое большой хороший сегодня завтра
     """.split()
 )
-"""General words that are frequent in any English text and rarely name a topic on their own."""
+"""General words that are frequent in any text and rarely name a topic on their own (English,
+then the same kind in German, Spanish, French, Portuguese, Italian and Russian); the line
+after the English ones names the kind of answer asked for (a procedure, the steps), not its
+subject."""
+
+COMMON_BIGRAMS = frozenset(
+    """
+    什么 怎么 为什 可以 问题 没有 这个 那个 这样 那样 我们 你们 他们 一下 就是 还是 已经 现在
+    知道 觉得 需要 应该 因为 所以 但是 如果 然后 时候 好的 谢谢 没事 不是 一个 哈哈 今天 明天
+    昨天 大家 东西 事情 多少 一些 不错 早上 上午 下午 晚上
+    今日 明日 昨日 大丈 丈夫 了解 本当 時間 場合 最近 問題 仕事 一緒
+    감사 사합 합니 니다 좋아 아요 해요 어요 그렇 렇게 안녕 하세 세요 있어 없어 어떻 떻게 오늘
+    내일 정말 진짜 그냥 지금 우리 이거 저거
+    """.split()
+)
+"""CJK bigrams that are general words or grammatical endings (Chinese, Japanese, Korean):
+like :data:`COMMON_WORDS`, they count for :data:`COMMON_WEIGHT`. So do bigrams with a
+hiragana character (particles, inflections, and the bigrams that straddle a word and its
+particle, like ``日の``)."""
 
 COMMON_WEIGHT = 0.3
+"""What a common word counts for, relative to a normal query word."""
 
 _STOP = frozenset(fold(w) for w in STOPWORDS)
-_KANA_ONLY = regex.compile(r"\p{Script=Hiragana}+")
-"""What a common word counts for, relative to a normal query word."""
+_COMMON = frozenset(fold(w) for w in COMMON_WORDS)
+_HAS_KANA = regex.compile(r"\p{Script=Hiragana}")
 
 
 @functools.lru_cache(maxsize=4096)
 def _word_weight(word: str) -> float:
     if word in _STOP:
         return 0.0
-    return COMMON_WEIGHT if word in COMMON_WORDS else 1.0
+    return COMMON_WEIGHT if word in _COMMON else 1.0
 
 
 class QueryTerm:
@@ -271,29 +307,98 @@ class QueryTerm:
 
 
 MAX_QUERY_TERMS = 64
-"""At most this many distinct terms; half from the head of the query, half from the tail."""
+"""At most this many distinct terms are scored per query. :func:`query_terms` keeps half
+from the head of the query and half from the tail; the ``fielded`` scorer instead keeps the
+most specific of the :func:`query_candidates`."""
+
+MAX_QUERY_CHARS = 16_000
+"""How much of a query is analysed: the first and the last half of this many characters.
+
+A pasted log or thread should not cost more than a few milliseconds of analysis, however
+long it is (a 4,000-line paste would otherwise be analysed whole on every turn)."""
+
+MAX_QUERY_CANDIDATES = 1_024
+"""At most this many distinct terms are kept as candidates (half from the head, half from the
+tail), out of which a scorer picks the :data:`MAX_QUERY_TERMS` it scores."""
+
+
+def _bounded(query: str) -> str:
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    half = MAX_QUERY_CHARS // 2
+    return query[:half] + "\n" + query[-half:]
+
+
+BULK_LINES = 8
+"""A query of at least this many non-empty lines is a paste (a log, a thread): its terms are
+weighed by how many of its lines they are on (:func:`query_candidates`)."""
+
+BULK_SPREAD = 2.0
+"""In a paste, a term on at most this many lines keeps its full weight."""
+
+
+def _weighed(kind: str, term: str) -> float:
+    if kind == "word":
+        return _word_weight(term)
+    if kind == "cjk" and (term in COMMON_BIGRAMS or _HAS_KANA.search(term)):
+        return COMMON_WEIGHT
+    return 1.0
+
+
+def _cut(found: list[QueryTerm], limit: int) -> list[QueryTerm]:
+    if len(found) <= limit:
+        return found
+    half = limit // 2
+    return found[:half] + found[-half:]
+
+
+def _distinct(pairs: Iterable[tuple[str, str]], limit: int) -> list[QueryTerm]:
+    seen: dict[str, QueryTerm] = {}
+    for kind, term in pairs:
+        if term not in seen:
+            weight = _weighed(kind, term)
+            if weight > 0:
+                seen[term] = QueryTerm(kind, term, weight)
+    return _cut(list(seen.values()), limit)
+
+
+def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[QueryTerm]:
+    """The distinct weighted terms of a query, in order, stopwords dropped, and in a paste
+    the bulk weighed down.
+
+    Analyses at most :data:`MAX_QUERY_CHARS` characters (head and tail), each once, and
+    keeps at most ``limit`` terms (the first and the last ``limit // 2``). A query of at
+    least :data:`BULK_LINES` non-empty lines is a paste: the words on most of its lines
+    (timestamps, levels, field names, the service that logs every line) are its template,
+    not its subject, so a term on ``n`` of its ``L`` lines keeps
+    ``log(1 + L / n) / log(1 + L / BULK_SPREAD)`` of its weight (at most all of it), and a
+    name that appears once outweighs the bulk.
+    """
+    pairs: list[tuple[str, str]] = []
+    spread: Counter[str] = Counter()
+    lines = 0
+    for line in _bounded(query).splitlines():
+        found = list(analyze(line))  # no term spans a line break
+        pairs.extend(found)
+        spread.update({term for _, term in found})
+        lines += bool(line.strip())
+    distinct = _distinct(pairs, limit)
+    if lines < BULK_LINES:
+        return distinct
+    full = math.log(1.0 + lines / BULK_SPREAD)
+    out = []
+    for qt in distinct:
+        share = min(1.0, math.log(1.0 + lines / max(1, spread[qt.term])) / full)
+        out.append(qt if share >= 1.0 else QueryTerm(qt.kind, qt.term, qt.weight * share))
+    return out
 
 
 def query_terms(query: str, limit: int = MAX_QUERY_TERMS) -> list[QueryTerm]:
     """The distinct weighted terms of a query, stopwords dropped, bounded like the reference.
 
     The bound keeps the first ``limit // 2`` distinct terms and the last
-    ``limit // 2`` (a pasted log should not cost more than a question).
+    ``limit // 2`` (a pasted log should not cost more than a question). The
+    ``fielded`` scorer keeps the most specific ones instead
+    (:meth:`~memrecall.engine.scoring.fielded.FieldedIndex.query_terms`).
     """
-    seen: dict[str, QueryTerm] = {}
-    for kind, term in analyze(query):
-        if term in seen:
-            continue
-        if kind == "word":
-            weight = _word_weight(term)
-        elif kind == "cjk" and _KANA_ONLY.fullmatch(term):
-            weight = COMMON_WEIGHT
-        else:
-            weight = 1.0
-        if weight > 0:
-            seen[term] = QueryTerm(kind, term, weight)
-    found = list(seen.values())
-    if len(found) <= limit:
-        return found
-    half = limit // 2
-    return found[:half] + found[-half:]
+    return _distinct(analyze(_bounded(query)), limit)

@@ -21,7 +21,10 @@ three rules about time (docs/decisions.md, issue 18):
   document about the same subject as an older one ranked above it (their
   idf-weighted term overlap is at least :attr:`Params.subject`) moves just above
   it when it scores at least :attr:`Params.subject_ratio` of the older one; the
-  older one is then never judged strong.
+  older one is then never judged strong. Not when the query words only the older
+  one matches outweigh the most specific query term the newer one matches: the
+  older one then answers something the newer one does not speak of (an update
+  names what it replaces).
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -30,7 +33,15 @@ three rules about time (docs/decisions.md, issue 18):
 The judgement (:class:`~memrecall.engine.scoring.judgement.Judgement`) is absolute:
 it compares two figures of one document against calibrated thresholds, never
 against the other documents. ``rank`` returns only documents judged at least
-``weak``; ``fast`` only ``strong`` ones among the first two.
+``weak``; ``fast`` only ``strong`` ones among the first two, a second one only
+when it scores at least :attr:`Params.second` of the first and matches the most
+specific query term the first one matches.
+
+Pasted queries (more distinct terms than
+:data:`~memrecall.engine.scoring.analysis.MAX_QUERY_TERMS`): the scorer keeps the
+most specific terms (:meth:`FieldedIndex.query_terms`), the analysis weighs down
+the words on most lines of a paste, and only a first document that stands out
+(its runner-up under :attr:`Params.paste_margin` of it) may be judged strong.
 
 Two halves, so that a catalog can cache the expensive one:
 
@@ -55,7 +66,12 @@ import attrs
 import msgspec
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import query_terms, term_counts
+from memrecall.engine.scoring.analysis import (
+    MAX_QUERY_TERMS,
+    QueryTerm,
+    query_candidates,
+    term_counts,
+)
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
@@ -71,9 +87,11 @@ __all__ = [
     "Match",
     "Params",
     "PoolStatistics",
+    "heaviest_terms",
     "index_terms",
     "is_variant",
     "no_pause",
+    "select_query_terms",
 ]
 
 FIELDS = ("title", "description", "body", "tail")
@@ -147,6 +165,9 @@ class Params:
     """A newer same-subject document overtakes an older one from this share of its score."""
     subject_window: int = 8
     """How many of the best-ranked documents the same-subject rule looks at."""
+    paste_margin: float = 0.8
+    """In a paste (a query cut to its most specific terms), the first document is judged
+    strong only when the runner-up scores under this share of it; no other one is."""
     min_pool: int = 20
     """idf is computed as if the pool held at least this many documents. In a
     tree of a handful of memories every word is "common" by the plain formula,
@@ -636,6 +657,66 @@ def index_terms(
     return keys
 
 
+def select_query_terms(
+    query: str,
+    idf: Callable[[str], float | None],
+    keys: Callable[[str, str], list[tuple[str, float]]],
+    idf_max: float,
+) -> tuple[list[QueryTerm], float, bool]:
+    """The terms a pool scores for ``query``, the query's own weight, and whether the query
+    was cut to its most specific terms (a paste).
+
+    ``idf`` gives a pool term's idf (None when unknown), ``keys`` the index terms that count
+    for a query term with their credit (:func:`index_terms`). A query of at most
+    :data:`~memrecall.engine.scoring.analysis.MAX_QUERY_TERMS` distinct candidates
+    (:func:`~memrecall.engine.scoring.analysis.query_candidates`) is scored whole. A longer
+    one (a pasted log, a chat thread) keeps the most specific: by weight × the largest
+    credited idf any of its index terms has (its own, or an inflected form's), so a rare
+    service name or error in the middle of a paste outweighs the bulk; ties keep the
+    earlier term. The weight sums weight × idf over every candidate, an unseen one at
+    ``idf_max``.
+    """
+    found = query_candidates(query)
+    mass = 0.0
+    for qt in found:
+        known = idf(qt.term)
+        mass += qt.weight * (idf_max if known is None else known)
+    if len(found) <= MAX_QUERY_TERMS:
+        return found, mass, False
+    specific = []
+    for position, qt in enumerate(found):
+        credited = keys(qt.term, qt.kind)
+        best = max((credit * (idf(key) or 0.0) for key, credit in credited), default=0.0)
+        specific.append((-qt.weight * best, position))
+    kept = sorted(position for _, position in heapq.nsmallest(MAX_QUERY_TERMS, specific))
+    return [found[position] for position in kept], mass, True
+
+
+def heaviest_terms(
+    terms: Iterable[QueryTerm],
+    idf: Callable[[str], float | None],
+    matches: Callable[[QueryTerm], bool],
+) -> list[QueryTerm]:
+    """Of the query ``terms`` a document ``matches``, those of the largest weight × idf.
+
+    What a second fast document must match one of to count as a second answer to what the
+    first one answers: a close runner-up that matches only other, more general words of
+    the query (a memory about *version* next to the one about *httpx* and *pin*) is a
+    partial match on another aspect; it stays in the ranking only.
+    """
+    best = 0.0
+    heaviest: list[QueryTerm] = []
+    for qt in terms:
+        if not matches(qt):
+            continue
+        weight = qt.weight * (idf(qt.term) or 0.0)
+        if weight > best * (1 + 1e-9):
+            best, heaviest = weight, [qt]
+        elif weight >= best * (1 - 1e-9):
+            heaviest.append(qt)
+    return heaviest
+
+
 class FieldedIndex:
     """The ``fielded`` scorer over a fixed pool (input order = pool order).
 
@@ -891,19 +972,25 @@ class FieldedIndex:
 
     def _score(self, query: str) -> tuple[dict[int, float], float]:
         """Every matching document's score, and the query's own weight (for coverage)."""
-        scores, mass, _ = self._scored(query)
+        scores, mass, _, _ = self._scored(query)
         return scores, mass
 
-    def _scored(self, query: str) -> tuple[dict[int, float], float, list[tuple[str, str, float]]]:
-        """:meth:`_score`, and the query's terms the pool knows (term, kind, weight × idf)."""
+    def query_terms(self, query: str) -> tuple[list[QueryTerm], float, bool]:
+        """The terms this index scores for ``query``, the query's own weight, and whether
+        the query was cut to its most specific terms (a paste): :func:`select_query_terms`."""
+        return select_query_terms(query, self._idf, self._keys, self._idf_max)
+
+    def _scored(
+        self, query: str
+    ) -> tuple[dict[int, float], float, list[tuple[str, str, float]], bool]:
+        """:meth:`_score`, the query's terms the pool knows (term, kind, weight × idf), and
+        whether the query is a paste (see :meth:`query_terms`)."""
         scores: dict[int, float] = {}
         get = scores.get
-        mass = 0.0
-        idf_max = self._idf_max
+        selected, mass, pasted = self.query_terms(query)
         terms = []
-        for qt in query_terms(query):
+        for qt in selected:
             idf = self._idf(qt.term)
-            mass += qt.weight * (idf_max if idf is None else idf)
             docs, values = self._credited(qt.term, qt.kind)
             if docs:
                 terms.append((qt.term, qt.kind, qt.weight * (idf or 0.0)))
@@ -911,7 +998,7 @@ class FieldedIndex:
             for doc, value in zip(docs, values, strict=True):
                 scores[doc] = get(doc, 0.0) + weight * value
             self._checkpoint()
-        return scores, min(mass, self.params.saturation * idf_max), terms
+        return scores, min(mass, self.params.saturation * self._idf_max), terms, pasted
 
     def _floor(self, mass: float) -> float:
         """The lowest score a document judged weak (or better) can have for this query."""
@@ -932,7 +1019,7 @@ class FieldedIndex:
         ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
         callers can derive several answers from one pass).
         """
-        scores, mass, terms = self._scored(query)
+        scores, mass, terms, pasted = self._scored(query)
         if not scores:
             return []
         lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
@@ -954,6 +1041,8 @@ class FieldedIndex:
         else:
             ranked = sorted(order, key=key)
         stale = self._same_subject(ranked, order, terms)
+        if pasted:
+            stale.update(self._unclear(ranked, order))
         if limit is not None:
             ranked = ranked[:limit]
         judge = self.thresholds.judge
@@ -964,11 +1053,19 @@ class FieldedIndex:
             evidence = own[i] / idf_max
             judgement = judge(coverage, evidence)
             if judgement is Judgement.STRONG and (i in successor or i in stale):
-                judgement = Judgement.WEAK  # an older version is never fast-delivered
+                judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast
             if floor and not keep_none and judgement is Judgement.NONE:
                 continue
             out.append(Match(i, own[i], judgement, coverage, evidence))
         return out
+
+    def _unclear(self, ranked: list[int], order: dict[int, float]) -> list[int]:
+        """For a paste: the documents never judged strong. A paste matches many memories a
+        little, so the fast path takes only a first document that stands out: its runner-up
+        scores under :attr:`Params.paste_margin` of it. Every other document is capped."""
+        if len(ranked) > 1 and order[ranked[1]] < self.params.paste_margin * order[ranked[0]]:
+            return ranked[1:]
+        return ranked
 
     @staticmethod
     def _follow(order: dict[int, float], successor: dict[int, int]) -> None:
@@ -1042,9 +1139,9 @@ class FieldedIndex:
             return set()
         matched: dict[int, set[int]] | None = None
 
-        def agree(a: int, b: int) -> bool:
+        def agree(older: int, newer: int) -> bool:
             nonlocal matched
-            if not self.same_subject(a, b):
+            if not self.same_subject(older, newer):
                 return False
             if matched is None:
                 matched = {i: set() for i in top}
@@ -1053,10 +1150,15 @@ class FieldedIndex:
                         hits = matched.get(doc)
                         if hits is not None:
                             hits.add(t)
-            ta, tb = matched.get(a, set()), matched.get(b, set())
-            either = sum(terms[t][2] for t in ta | tb)
-            both = sum(terms[t][2] for t in ta & tb)
-            return either > 0.0 and both >= p.subject_query * either
+            to, tn = matched.get(older, set()), matched.get(newer, set())
+            either = sum(terms[t][2] for t in to | tn)
+            both = sum(terms[t][2] for t in to & tn)
+            if either <= 0.0 or both < p.subject_query * either:
+                return False
+            # the words only the older one matches outweigh the most specific term the
+            # newer one matches: it answers a question the newer one does not speak of
+            own = sum(terms[t][2] for t in to - tn if terms[t][1] == "word")
+            return own <= max((terms[t][2] for t in tn), default=0.0)
 
         gap = p.subject_gap * 86_400.0
         stale: set[int] = set()
@@ -1067,7 +1169,7 @@ class FieldedIndex:
                 if abs(mtimes[above] - mtimes[current]) < gap:
                     continue
                 if mtimes[above] > mtimes[current]:
-                    if agree(above, current):
+                    if agree(current, above):
                         stale.add(current)
                         break
                 elif order[current] >= p.subject_ratio * order[above] and agree(above, current):
@@ -1098,17 +1200,32 @@ class FieldedIndex:
         """The fast result: strong documents among the first ``limit`` ranked.
 
         A second (or later) document must also score at least
-        :attr:`Params.second` of the first one's score.
+        :attr:`Params.second` of the first one's score, and match the most
+        specific query term the first one matches (:meth:`_alternative`).
         """
         ranked = self._ranked(query, exclude, limit, floor=True)
-        return self._fast_of(ranked)
+        return self._fast_of(ranked, query)
 
-    def _fast_of(self, ranked: Sequence[Match]) -> list[int]:
+    def _fast_of(self, ranked: Sequence[Match], query: str) -> list[int]:
         fast = [m for m in ranked if m.judgement is Judgement.STRONG]
-        if fast:
+        if len(fast) > 1:
             least = self.params.second * fast[0].score
-            fast = fast[:1] + [m for m in fast[1:] if m.score >= least]
+            rest = [m for m in fast[1:] if m.score >= least]
+            if rest:
+                rest = self._alternative(query, fast[0].index, rest)
+            fast = fast[:1] + rest
         return [m.index for m in fast]
+
+    def _alternative(self, query: str, first: int, others: list[Match]) -> list[Match]:
+        """Those of ``others`` that answer what ``first`` answers (:func:`heaviest_terms`)."""
+        terms = self.query_terms(query)[0]
+        heaviest = heaviest_terms(
+            terms, self._idf, lambda qt: first in self._credited(qt.term, qt.kind)[0]
+        )
+        if not heaviest:
+            return others
+        held = [set(self._credited(qt.term, qt.kind)[0]) for qt in heaviest]
+        return [m for m in others if any(m.index in docs for docs in held)]
 
     def rank_and_fast(
         self, query: str, limit: int, *, exclude: Collection[int] = ()
@@ -1116,4 +1233,4 @@ class FieldedIndex:
         """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
         ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
         kept = [m.index for m in ranked[:limit] if m.judgement is not Judgement.NONE]
-        return kept, self._fast_of(ranked[:MAX_FAST_DOCS])
+        return kept, self._fast_of(ranked[:MAX_FAST_DOCS], query)
