@@ -981,24 +981,123 @@ class FieldedIndex:
         return select_query_terms(query, self._idf, self._keys, self._idf_max)
 
     def _scored(
-        self, query: str
+        self, query: str, *, floor: bool = False
     ) -> tuple[dict[int, float], float, list[tuple[str, str, float]], bool]:
         """:meth:`_score`, the query's terms the pool knows (term, kind, weight × idf), and
-        whether the query is a paste (see :meth:`query_terms`)."""
+        whether the query is a paste (see :meth:`query_terms`).
+
+        With ``floor``, documents that cannot reach :meth:`_floor` are left out of the
+        scores (the rest are exactly as without it): a query term whose best possible
+        contribution, added to those of the terms below it, stays under the floor cannot
+        bring a document up to it on its own (MaxScore). Such terms only add to the
+        documents the other terms matched, looked up one by one, so a word found in
+        every document costs what the query's rarer words matched, not a pass over the
+        pool. Each kept document's sum is taken in query order, as without the floor.
+        """
         scores: dict[int, float] = {}
         get = scores.get
         selected, mass, pasted = self.query_terms(query)
+        mass = min(mass, self.params.saturation * self._idf_max)
+        optional = self._optional(selected, mass) if floor else set()
+        candidates: set[int] = set()
+        for position, qt in enumerate(selected):
+            if position not in optional:
+                candidates.update(self._credited(qt.term, qt.kind)[0])
         terms = []
-        for qt in selected:
+        for position, qt in enumerate(selected):
             idf = self._idf(qt.term)
+            weight = qt.weight
+            if position in optional:
+                if self._add_where_matched(qt.term, qt.kind, weight, candidates, scores):
+                    terms.append((qt.term, qt.kind, weight * (idf or 0.0)))
+                self._checkpoint()
+                continue
             docs, values = self._credited(qt.term, qt.kind)
             if docs:
-                terms.append((qt.term, qt.kind, qt.weight * (idf or 0.0)))
-            weight = qt.weight
+                terms.append((qt.term, qt.kind, weight * (idf or 0.0)))
             for doc, value in zip(docs, values, strict=True):
                 scores[doc] = get(doc, 0.0) + weight * value
             self._checkpoint()
-        return scores, min(mass, self.params.saturation * self._idf_max), terms, pasted
+        return scores, mass, terms, pasted
+
+    def _optional(self, selected: Sequence[QueryTerm], mass: float) -> set[int]:
+        """Positions of the query terms that together cannot lift a document to the floor.
+
+        A term's bound is its weight times its largest ``idf × credit`` over its index
+        terms (a document's value for an index term is ``idf × tf / (k1 + tf)``, below
+        its idf); terms are taken smallest bound first while the bounds' sum (with a
+        margin for rounding) stays under the floor. No posting is read.
+        """
+        lowest = self._floor(mass) * (1 - 1e-9)
+        bounds = sorted(
+            (qt.weight * self._bound(qt.term, qt.kind), i) for i, qt in enumerate(selected)
+        )
+        optional: set[int] = set()
+        total = 0.0
+        for bound, position in bounds:
+            if (total + bound) * (1 + 1e-9) >= lowest:
+                break
+            total += bound
+            optional.add(position)
+        return optional
+
+    def _bound(self, term: str, kind: str) -> float:
+        """An upper bound of a query term's credited value in any document (0 when none)."""
+        return max(
+            ((self._idf(key) or 0.0) * credit for key, credit in self._keys(term, kind)),
+            default=0.0,
+        )
+
+    def _add_where_matched(
+        self, term: str, kind: str, weight: float, where: set[int], scores: dict[int, float]
+    ) -> bool:
+        """Add a query term's credited value to the documents in ``where`` that have it;
+        True if the term matches any document at all.
+
+        Few documents: each one's value is computed from its own counts, with the
+        operations of :meth:`_compute` in the same order (so the same bits), and the
+        best credited variant kept as :meth:`_credited` keeps it. Many: the merged
+        postings are walked.
+        """
+        keys = self._keys(term, kind)
+        matched = sum(self._df.get(key, 0) for key, _ in keys)
+        if not matched:
+            return False
+        get = scores.get
+        if term in self._merged or len(where) * 4 >= matched:
+            docs, values = self._credited(term, kind)
+            for doc, value in zip(docs, values, strict=True):
+                if doc in where:
+                    scores[doc] = get(doc, 0.0) + weight * value
+            return True
+        k1 = self.params.k1
+        rows = [
+            (tuple(postings.get(key) for postings in self._field_postings), self._idf(key), credit)
+            for key, credit in keys
+        ]
+        exact = len(rows) == 1 and rows[0][2] == 1.0
+        order = self._keys_order
+        for doc in sorted(where):
+            pool_key = order[doc]
+            best = 0.0
+            for field_rows, idf, credit in rows:
+                tf = 0.0
+                found = False
+                for i, row in enumerate(field_rows):
+                    count = row.get(pool_key) if row else None
+                    if count is not None:
+                        tf = tf + count * self._norm_tables[i][self._lengths[i][pool_key]]
+                        found = True
+                if not found or idf is None:
+                    continue
+                value = idf * tf / (k1 + tf)
+                if exact:
+                    best = value
+                elif value * credit > best:
+                    best = value * credit
+            if best > 0.0:
+                scores[doc] = get(doc, 0.0) + weight * best
+        return True
 
     def _floor(self, mass: float) -> float:
         """The lowest score a document judged weak (or better) can have for this query."""
@@ -1019,7 +1118,7 @@ class FieldedIndex:
         ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
         callers can derive several answers from one pass).
         """
-        scores, mass, terms, pasted = self._scored(query)
+        scores, mass, terms, pasted = self._scored(query, floor=floor)
         if not scores:
             return []
         lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
