@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     """Open the store, bind, print the URL, serve until SIGINT/SIGTERM."""
     import trio
 
-    from memrecall.store import MemoryService, default_db_path, is_postgres_dsn
+    from memrecall.store import MemoryService, StoreError, default_db_path, is_postgres_dsn
 
     from .app import build_app
     from .auth import TokenError, TokenTable
@@ -91,12 +92,16 @@ def run(args: argparse.Namespace) -> int:
     except TokenError as exc:
         print(f"memrecall serve: {exc}", file=sys.stderr)
         return 2
-    if is_postgres_dsn(args.db):
-        service = MemoryService.open(args.db)
-    else:
-        path = Path(args.db) if args.db else default_db_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        service = MemoryService.open(path)
+    try:
+        if is_postgres_dsn(args.db):
+            service = MemoryService.open(args.db)
+        else:
+            path = Path(args.db) if args.db else default_db_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            service = MemoryService.open(path)
+    except (StoreError, OSError, sqlite3.Error) as exc:
+        print(f"memrecall serve: cannot open the store: {exc}", file=sys.stderr)
+        return 2
 
     async def stop_on_signal() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

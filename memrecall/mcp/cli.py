@@ -7,6 +7,7 @@ import argparse
 import functools
 import os
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -14,7 +15,13 @@ import trio
 
 from memrecall.argtypes import non_negative_int, positive_int
 from memrecall.governance import ExecutionContext, SessionMode
-from memrecall.store import MemoryService, default_db_path, is_postgres_dsn, open_store
+from memrecall.store import (
+    MemoryService,
+    StoreError,
+    default_db_path,
+    is_postgres_dsn,
+    open_store,
+)
 from memrecall.tools.constants_file import ConstantsFileError, load_constants
 from memrecall.tools.contract import ScoreConfig, ValidRemember, validate_remember
 from memrecall.tools.memory_tools import DEFAULT_MAX_BYTES, MemoryTools, ToolSession
@@ -136,7 +143,11 @@ def run(args: argparse.Namespace) -> int:
     db = args.db or _env("DB") or str(default_db_path())
     if not is_postgres_dsn(db):
         Path(db).parent.mkdir(parents=True, exist_ok=True)
-    service = MemoryService(open_store(db))
+    try:
+        service = MemoryService(open_store(db))
+    except (StoreError, OSError, sqlite3.Error) as exc:
+        print(f"memrecall mcp: cannot open the store: {exc}", file=sys.stderr)
+        return 2
     session = ToolSession(
         ExecutionContext(user, mode=mode), project=project, max_bytes=max_bytes, config=config
     )

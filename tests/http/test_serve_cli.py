@@ -76,3 +76,19 @@ def test_bad_options_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
 def test_serve_is_registered() -> None:
     args = build_parser().parse_args(["serve", "--token", f"{ALICE_TOKEN}=alice"])
     assert (args.host, args.port, args.token) == ("127.0.0.1", 8765, [f"{ALICE_TOKEN}=alice"])
+
+
+@pytest.mark.parametrize("db", ["directory", "postgresql://u:p@127.0.0.1:1/nowhere"])
+def test_a_store_that_cannot_be_opened_is_one_line_not_a_traceback(tmp_path: Path, db: str) -> None:
+    where = str(tmp_path) if db == "directory" else db  # a directory is no database file
+    proc = subprocess.run(
+        [sys.executable, "-m", "memrecall", "serve", "--db", where, "--token", f"{ALICE_TOKEN}=a"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("memrecall serve: cannot open the store: ")
+    assert proc.stderr.count("\n") == 1

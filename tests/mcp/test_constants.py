@@ -166,3 +166,22 @@ def test_the_calibrated_file_format_is_what_the_server_loads() -> None:
 
     assert tuple(CONSTANTS) == FITTED_KEYS
     assert json.loads(dump_constants(CONSTANTS))["score"] == CONSTANTS
+
+
+@pytest.mark.parametrize("db", ["directory", "postgresql://u:p@127.0.0.1:1/nowhere"])
+def test_a_store_that_cannot_be_opened_is_one_line_not_a_traceback(tmp_path: Path, db: str) -> None:
+    where = str(tmp_path) if db == "directory" else db  # a directory is no database file
+    done = subprocess.run(
+        [sys.executable, "-m", "memrecall", "mcp", "--db", where, "--user", "u1"],
+        env=home(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("memrecall mcp: cannot open the store: ")
+    assert done.stderr.count("\n") == 1
