@@ -23,7 +23,7 @@ import os
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Literal, TypedDict, TypeVar, Unpack
 
 import attrs
 import trio
@@ -60,7 +60,7 @@ from .projection import Projector, rebuild_projection
 from .retrieval import Budget
 from .search import SearchResult, SearchViews
 
-__all__ = ["MemoryService", "SearchResult", "new_memory_id", "utc_now"]
+__all__ = ["ContentEdits", "MemoryService", "SearchResult", "new_memory_id", "utc_now"]
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -82,6 +82,24 @@ def new_memory_id() -> str:
 def _check_user(user_id: str) -> None:
     if not isinstance(user_id, str) or not user_id.strip():
         raise InvalidInput("user_id: must be a non-empty string")
+
+
+class ContentEdits(TypedDict, total=False):
+    """What :meth:`MemoryService.update` and :meth:`~MemoryService.replace` may change.
+
+    ``content`` / ``category``: ``None`` (or absent) keeps the current value;
+    ``review_after`` / ``expires_at``: absent keeps it, ``None`` clears it;
+    ``changed_via`` defaults to ``user_api``; ``contract_fields`` replaces the memory
+    tools' side row in the same transaction.
+    """
+
+    content: str | None
+    category: str | None
+    review_after: datetime | Keep | None
+    expires_at: datetime | Keep | None
+    changed_via: ChangedVia
+    request_id: str | None
+    contract_fields: ContractFields | None
 
 
 def _checked_fields(fields: ContractFields | None) -> ContractFields | None:
@@ -231,28 +249,13 @@ class MemoryService:
         memory_id: str,
         *,
         expected_revision: int,
-        content: str | None = None,
-        category: str | None = None,
-        review_after: datetime | Keep | None = KEEP,
-        expires_at: datetime | Keep | None = KEEP,
-        changed_via: ChangedVia = ChangedVia.USER_API,
-        request_id: str | None = None,
-        contract_fields: ContractFields | None = None,
+        **edits: Unpack[ContentEdits],
     ) -> MemoryRecord:
-        """Write a new revision (change type ``update``). A stale ``expected_revision`` raises
-        ``RevisionConflict`` carrying ``current_revision``; nothing is written.
-        ``contract_fields`` (the memory tools' side row) is written in the same transaction."""
-        change = ContentChange(
-            change_type=ChangeType.UPDATE,
-            content=content,
-            category=category,
-            review_after=review_after,
-            expires_at=expires_at,
-            changed_via=changed_via,
-            request_id=request_id,
-            contract_fields=_checked_fields(contract_fields),
-        )
-        return await self._change(user_id, memory_id, expected_revision, change)
+        """Write a new revision (change type ``update``) with ``edits`` (:class:`ContentEdits`).
+        A stale ``expected_revision`` raises ``RevisionConflict`` carrying
+        ``current_revision``; nothing is written. ``contract_fields`` (the memory tools'
+        side row) is written in the same transaction."""
+        return await self._edit(ChangeType.UPDATE, user_id, memory_id, expected_revision, edits)
 
     async def replace(
         self,
@@ -260,24 +263,28 @@ class MemoryService:
         memory_id: str,
         *,
         expected_revision: int,
-        content: str | None = None,
-        category: str | None = None,
-        review_after: datetime | Keep | None = KEEP,
-        expires_at: datetime | Keep | None = KEEP,
-        changed_via: ChangedVia = ChangedVia.USER_API,
-        request_id: str | None = None,
-        contract_fields: ContractFields | None = None,
+        **edits: Unpack[ContentEdits],
     ) -> MemoryRecord:
         """As :meth:`update`, recorded as an explicit replacement (change type ``replace``)."""
+        return await self._edit(ChangeType.REPLACE, user_id, memory_id, expected_revision, edits)
+
+    async def _edit(
+        self,
+        change_type: Literal[ChangeType.UPDATE, ChangeType.REPLACE],
+        user_id: str,
+        memory_id: str,
+        expected_revision: int,
+        edits: ContentEdits,
+    ) -> MemoryRecord:
         change = ContentChange(
-            change_type=ChangeType.REPLACE,
-            content=content,
-            category=category,
-            review_after=review_after,
-            expires_at=expires_at,
-            changed_via=changed_via,
-            request_id=request_id,
-            contract_fields=_checked_fields(contract_fields),
+            change_type=change_type,
+            content=edits.get("content"),
+            category=edits.get("category"),
+            review_after=edits.get("review_after", KEEP),
+            expires_at=edits.get("expires_at", KEEP),
+            changed_via=edits.get("changed_via", ChangedVia.USER_API),
+            request_id=edits.get("request_id"),
+            contract_fields=_checked_fields(edits.get("contract_fields")),
         )
         return await self._change(user_id, memory_id, expected_revision, change)
 
