@@ -1,16 +1,18 @@
 """The PostgreSQL backend (psycopg 3 and psycopg_pool), for several processes and hosts.
 
-The same shape as :mod:`memrecall.store.sqlite`, one small module per concern:
+The statements every SQL backend shares are written once in
+:mod:`memrecall.store.sqlcommon`; this package holds what is PostgreSQL's own, in the same
+shape as :mod:`memrecall.store.sqlite`:
 
 * ``connection``: the pool, write transactions under the user's row lock, snapshot reads,
-  the scrub (the connection and locking policy);
+  the scrub (the connection and locking policy), the connection wrapper that runs the
+  shared ``?`` statements, and PostgreSQL's side of the shared layer's hooks;
 * ``schema``: forward migrations (the SQLite steps in PostgreSQL's types) and the
   statements forget runs;
-* ``rows``: row conversions and shared statements (the user lock, memory_revision, events);
-* ``memories`` / ``reads``: memory writes and reads;
-* ``candidates``, ``governance``, ``contract``: candidates, settings/events/projection, the
-  memory tools' side rows;
-* ``store``: :class:`PostgresStore`, which joins them;
+* ``rows``: how times are stored, upserts, the user lock, the advance of memory_revision
+  (stamped on each audit row as ``seq``);
+* ``reads``: the change cursor (memory_revision and ``seq``);
+* ``store``: :class:`PostgresStore`, which joins them with the shared parts;
 * ``target``: what a ``--db`` value opens; ``copy``: ``memrecall memory migrate``.
 
 Forget deletes every row naming the memory, then rewrites the content tables with

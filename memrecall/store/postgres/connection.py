@@ -13,6 +13,9 @@
 * **Reads** run at REPEATABLE READ, READ ONLY: one snapshot for the whole method (the
   memory_revision and the rows it describes agree). A read of one statement runs without
   an explicit transaction (a statement is its own snapshot).
+* The shared statements (:mod:`memrecall.store.sqlcommon`) are written with ``?``
+  placeholders: the transactions yield a :class:`QmarkConnection`, which hands them to
+  psycopg as ``%s``.
 * A session that sits idle inside a transaction longer than ``idle_in_transaction_s``
   (a hung client holding a user lock) is ended by the server, which rolls it back.
   JIT compilation is off for the store's sessions (short queries; it cost 0.5 s once).
@@ -24,17 +27,22 @@ row versions that still hold the deleted bytes (docs/store.md, "Deployment").
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg import IsolationLevel, sql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..model import StoreError
-from . import schema
+from ..sqlcommon.base import Connection, Params, SQLBase
+from . import rows, schema
 from .rows import Conn, lock_user
 
 _XID_WRAP = 2**32
@@ -61,12 +69,49 @@ def describe(dsn: str) -> str:
     return f"postgresql://{host}:{port}/{parts.get('dbname') or ''}"
 
 
-class PostgresBase:
+@functools.lru_cache(maxsize=1024)
+def pyformat(statement: str) -> str:
+    """A statement written with ``?`` placeholders in psycopg's style (``%s``; a literal
+    ``%`` doubled)."""
+    return statement.replace("%", "%%").replace("?", "%s")
+
+
+class QmarkConnection:
+    """A pooled connection that runs the shared code's statements
+    (:mod:`memrecall.store.sqlcommon.base`): ``?`` placeholders with a sequence of values
+    become psycopg's ``%s``. A statement without parameters, or with a mapping (this
+    backend's own ``%(name)s`` statements, such as :data:`~.schema.FORGET_STATEMENTS`), is
+    passed on as written."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Conn) -> None:
+        self.raw = raw
+
+    def execute(
+        self, statement: str, parameters: Params | None = None, /
+    ) -> psycopg.Cursor[TupleRow]:
+        """Run one statement (class docstring)."""
+        if parameters is None or isinstance(parameters, Mapping):
+            return self.raw.execute(statement, parameters)
+        return self.raw.execute(pyformat(statement), parameters)
+
+    def executemany(self, statement: str, parameters: Iterable[Sequence[Any]], /) -> None:
+        """Run one ``?`` statement once per parameter sequence (one batch)."""
+        with self.raw.cursor() as cur:
+            cur.executemany(pyformat(statement), parameters)
+
+
+class PostgresBase(SQLBase):
     """The pooled connections of one PostgreSQL database (or schema, via ``search_path``).
 
     The schema is created or migrated forward to
     :data:`~memrecall.store.postgres.schema.SCHEMA_VERSION` on open; a newer one is refused.
+    Also PostgreSQL's side of :class:`~memrecall.store.sqlcommon.base.SQLBase`.
     """
+
+    _SOLE_SOURCE_FIELDS = schema.SOLE_SOURCE_FIELDS
+    _FORGET_STATEMENTS = schema.FORGET_STATEMENTS
 
     def __init__(
         self,
@@ -132,7 +177,7 @@ class PostgresBase:
             ) from exc
 
     @contextmanager
-    def _write(self, user_id: str | None) -> Iterator[Conn]:
+    def _write(self, user_id: str | None) -> Iterator[QmarkConnection]:
         """One READ COMMITTED transaction, holding ``user_id``'s write lock when given."""
         with self._connection() as conn:
             conn.isolation_level = IsolationLevel.READ_COMMITTED
@@ -140,23 +185,23 @@ class PostgresBase:
             with conn.transaction():
                 if user_id is not None:
                     lock_user(conn, user_id)
-                yield conn
+                yield QmarkConnection(conn)
 
     @contextmanager
-    def _read(self) -> Iterator[Conn]:
+    def _read(self) -> Iterator[QmarkConnection]:
         """One REPEATABLE READ, READ ONLY transaction (one snapshot)."""
         with self._connection() as conn:
             conn.isolation_level = IsolationLevel.REPEATABLE_READ
             conn.read_only = True
             with conn.transaction():
-                yield conn
+                yield QmarkConnection(conn)
 
     @contextmanager
-    def _read_one(self) -> Iterator[Conn]:
+    def _read_one(self) -> Iterator[QmarkConnection]:
         """No explicit transaction: for reads of a single statement (its own snapshot),
         one round trip instead of three."""
         with self._connection() as conn:
-            yield conn
+            yield QmarkConnection(conn)
 
     def _migrate(self, connect_timeout: int) -> None:
         """Connect once (a clear error now, not a pool timeout later) and migrate."""
@@ -211,3 +256,33 @@ class PostgresBase:
             finally:
                 conn.execute("RESET lock_timeout")
         return True
+
+    # ------------------------------------------------------------------ dialect hooks
+
+    def _ts(self, value: datetime) -> datetime:
+        return rows.ts(value)
+
+    def _dt(self, value: Any) -> datetime:
+        return rows.dt(value)
+
+    def _upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        return rows.upsert(table, columns, key)
+
+    def _advance(self, conn: Connection, user_id: str) -> int:
+        """The new memory_revision: the ``seq`` of the audit row (the change cursor)."""
+        return rows.advance(conn, user_id)
+
+    def _memory_param(self, memory_id: str) -> dict[str, str]:
+        return {"m": memory_id}
+
+    def _forget_mark(self, conn: Connection) -> int | None:
+        """The deleting transaction's id, for :meth:`scrub`."""
+        row = conn.execute("SELECT pg_current_xact_id()::text").fetchone()
+        return None if row is None else int(row[0])
+
+    def _scrub_forgotten(self, mark: int | None) -> bool:
+        """:meth:`scrub` after the deleting transaction ``mark``, unless
+        ``scrub_on_forget`` is off (then False)."""
+        if not self.scrub_on_forget or mark is None:
+            return False
+        return self.scrub(deleted_by=mark)

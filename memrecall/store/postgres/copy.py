@@ -22,8 +22,8 @@ import psycopg
 from psycopg import sql
 
 from ..model import StoreError
+from ..sqlcommon.rows import content_hash
 from ..sqlite import SQLiteStore
-from ..sqlite.rows import content_hash
 from ..sqlite.rows import dt as sqlite_time
 from . import schema
 from .connection import describe

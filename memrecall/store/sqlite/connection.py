@@ -19,14 +19,17 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ..model import (
     StoreError,
 )
-from . import schema
+from ..sqlcommon.base import Connection, SQLBase
+from . import rows, schema
 
 
 def default_db_path() -> Path:
@@ -35,13 +38,16 @@ def default_db_path() -> Path:
     return Path(base) / "memrecall" / "memory.db"
 
 
-class SQLiteBase:
+class SQLiteBase(SQLBase):
     """The connections of one SQLite file: a writer under a lock, a pool of readers.
 
     ``path`` is created (with its parent directory) if missing and migrated forward to
     :data:`~memrecall.store.sqlite.schema.SCHEMA_VERSION`; a file from a newer version is
-    refused.
+    refused. Also SQLite's side of :class:`~memrecall.store.sqlcommon.base.SQLBase`.
     """
+
+    _SOLE_SOURCE_FIELDS = schema.SOLE_SOURCE_FIELDS
+    _FORGET_STATEMENTS = schema.FORGET_STATEMENTS
 
     def __init__(
         self,
@@ -87,7 +93,9 @@ class SQLiteBase:
             raise StoreError("the store is closed")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, user_id: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction on the writer (every write is serialised,
+        so ``user_id`` is not needed)."""
         self._check_open()
         with self._write_lock:
             conn = self._writer
@@ -101,6 +109,7 @@ class SQLiteBase:
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
+        """One deferred transaction on a pooled reader (a snapshot beside the writer)."""
         self._check_open()
         with self._readers:
             try:
@@ -115,6 +124,10 @@ class SQLiteBase:
                     conn.execute("COMMIT")
             finally:
                 self._pool.put(conn)
+
+    def _read_one(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A read of one statement: the same as :meth:`_read`."""
+        return self._read()
 
     def _migrate(self) -> None:
         with self._write() as conn:
@@ -143,3 +156,28 @@ class SQLiteBase:
         with self._write_lock:
             busy, _log, _done = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return int(busy) == 0
+
+    # ------------------------------------------------------------------ dialect hooks
+
+    def _ts(self, value: datetime) -> str:
+        return rows.ts(value)
+
+    def _dt(self, value: Any) -> datetime:
+        return rows.dt(value)
+
+    def _upsert(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        return rows.upsert(table, columns, key)
+
+    def _advance(self, conn: Connection, user_id: str) -> None:
+        rows.advance(conn, user_id)
+
+    def _memory_param(self, memory_id: str) -> tuple[str]:
+        return (memory_id,)
+
+    def _forget_mark(self, conn: Connection) -> None:
+        return None
+
+    def _scrub_forgotten(self, mark: int | None) -> bool:
+        """Checkpoint and truncate the WAL (:meth:`scrub`): ``secure_delete`` zeroed the
+        freed pages, the checkpoint carries them into the main file."""
+        return self.scrub()

@@ -1,4 +1,5 @@
-"""Memory reads: records, pages, history, audit, tombstones, snapshots and changes.
+"""Memory reads: the shared ones (:mod:`memrecall.store.sqlcommon.reads`) with SQLite's
+change cursor.
 
 Each method is one deferred read transaction on a pooled reader connection (a consistent
 snapshot beside the writer, thanks to WAL).
@@ -6,188 +7,38 @@ snapshot beside the writer, thanks to WAL).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from ..backend import (
-    StoreChanges,
-)
-from ..model import (
-    AuditEvent,
-    AuditType,
-    MemoryRecord,
-    MemoryScope,
-    MemoryVersion,
-    Status,
-    Tombstone,
-)
+from ..model import MemoryRecord
+from ..sqlcommon.base import Connection, marks
+from ..sqlcommon.reads import MemoryReads as SharedReads
 from .connection import SQLiteBase
-from .rows import (
-    COLUMNS,
-    VERSION_COLUMNS,
-    current_record,
-    dt,
-    record_of,
-    scope_args,
-    scope_filter,
-    scope_of,
-    user_revision,
-    version_of,
-)
+
+_IN_LIST = 500
+"""Ids per ``IN (...)`` list: well under SQLite's limit on a statement's parameters."""
 
 
-class MemoryReads(SQLiteBase):
+class MemoryReads(SharedReads, SQLiteBase):
     """The memory-reading half of :class:`~memrecall.store.sqlite.SQLiteStore`."""
 
-    def get(self, user_id: str, memory_id: str) -> MemoryRecord:
-        """See :meth:`memrecall.store.backend.Store.get`."""
-        with self._read() as conn:
-            return current_record(conn, user_id, memory_id)
+    _CURSOR_COLUMN = "event_id"
 
-    def list_records(
-        self,
-        user_id: str,
-        *,
-        scopes: Sequence[MemoryScope] | None = None,
-        status: Status | None = None,
-        after: str | None = None,
-        limit: int = 100,
-    ) -> list[MemoryRecord]:
-        """See :meth:`memrecall.store.backend.Store.list_records`."""
-        sql = f"SELECT {COLUMNS} FROM memories WHERE user_id = ?"
-        args: list[Any] = [user_id]
-        if scopes is not None:
-            sql, args = scope_filter(sql, args, scopes)
-        if status is not None:
-            sql += " AND status = ?"
-            args.append(status.value)
-        if after is not None:
-            sql += " AND memory_id > ?"
-            args.append(after)
-        sql += " ORDER BY memory_id LIMIT ?"
-        args.append(limit)
-        with self._read() as conn:
-            return [record_of(row) for row in conn.execute(sql, args)]
-
-    def history(self, user_id: str, memory_id: str) -> list[MemoryVersion]:
-        """See :meth:`memrecall.store.backend.Store.history`."""
-        with self._read() as conn:
-            current_record(conn, user_id, memory_id)
-            rows = conn.execute(
-                f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? "
-                "ORDER BY revision",
-                (memory_id,),
-            )
-            return [version_of(row) for row in rows]
-
-    def audit_events(self, user_id: str, memory_id: str | None = None) -> list[AuditEvent]:
-        """See :meth:`memrecall.store.backend.Store.audit_events`."""
-        sql = (
-            "SELECT event_id, memory_id, user_id, event_type, scope_type, workspace_type, "
-            "revision, content_hash, request_id, created_at FROM memory_audit WHERE user_id = ?"
-        )
-        args: list[Any] = [user_id]
-        if memory_id is not None:
-            sql += " AND memory_id = ?"
-            args.append(memory_id)
-        sql += " ORDER BY event_id"
-        with self._read() as conn:
-            return [
-                AuditEvent(
-                    event_id=row[0],
-                    memory_id=row[1],
-                    user_id=row[2],
-                    type=AuditType(row[3]),
-                    scope=scope_of(row[4], row[5]),
-                    revision=row[6],
-                    content_hash=row[7],
-                    request_id=row[8],
-                    created_at=dt(row[9]),
-                )
-                for row in conn.execute(sql, args)
-            ]
-
-    def tombstone(self, user_id: str, memory_id: str) -> Tombstone | None:
-        """See :meth:`memrecall.store.backend.Store.tombstone`."""
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT memory_id, user_id, deleted_at, final_revision FROM memory_tombstones "
-                "WHERE memory_id = ? AND user_id = ?",
-                (memory_id, user_id),
-            ).fetchone()
-        return None if row is None else Tombstone(row[0], row[1], dt(row[2]), row[3])
-
-    # ------------------------------------------------------------------ tool fields
-
-    def memory_revision(self, user_id: str) -> int:
-        """See :meth:`memrecall.store.backend.Store.memory_revision`."""
-        with self._read() as conn:
-            return user_revision(conn, user_id)
-
-    def snapshot(
-        self, user_id: str, scopes: Sequence[MemoryScope]
-    ) -> tuple[int, list[MemoryRecord]]:
-        """See :meth:`memrecall.store.backend.Store.snapshot`."""
-        sql, args = scope_filter(
-            f"SELECT {COLUMNS} FROM memories WHERE user_id = ? AND status = 'active'",
-            [user_id],
-            scopes,
-        )
-        with self._read() as conn:
-            revision = user_revision(conn, user_id)
-            records = [record_of(row) for row in conn.execute(sql + " ORDER BY memory_id", args)]
-        return revision, records
-
-    def changes_since(
-        self, user_id: str, scopes: Sequence[MemoryScope], cursor: int | None
-    ) -> StoreChanges:
-        """See :meth:`memrecall.store.backend.Store.changes_since`.
-
-        The cursor is the user's last audit ``event_id``: every write appends an audit row in
-        the transaction that advances memory_revision (writers are serialised by
-        ``BEGIN IMMEDIATE``, so event ids grow in commit order).
+    def _change_cursor(self, conn: Connection, user_id: str, revision: int) -> int:
+        """The cursor of :meth:`changes_since` is the user's last audit ``event_id``: every
+        write appends an audit row in the transaction that advances memory_revision
+        (writers are serialised by ``BEGIN IMMEDIATE``, so event ids grow in commit order).
         """
-        active, args = scope_filter(
-            f"SELECT {COLUMNS} FROM memories WHERE user_id = ? AND status = 'active'",
-            [user_id],
-            scopes,
-        )
-        with self._read() as conn:
-            revision = user_revision(conn, user_id)
-            row = conn.execute(
-                "SELECT MAX(event_id) FROM memory_audit WHERE user_id = ?", (user_id,)
-            ).fetchone()
-            last = 0 if row is None or row[0] is None else int(row[0])
-            if cursor is None:
-                records = [record_of(r) for r in conn.execute(active + " ORDER BY memory_id", args)]
-                return StoreChanges(revision, last, tuple(records), (), full=True)
-            changed = [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM memory_audit "
-                    "WHERE user_id = ? AND event_id > ? AND event_id <= ? ORDER BY memory_id",
-                    (user_id, cursor, last),
-                )
-            ]
-            found: dict[str, MemoryRecord] = {}
-            for start in range(0, len(changed), 500):
-                part = changed[start : start + 500]
-                marks = ", ".join("?" * len(part))
-                for r in conn.execute(active + f" AND memory_id IN ({marks})", [*args, *part]):
-                    record = record_of(r)
-                    found[record.memory_id] = record
-        removed = tuple(m for m in changed if m not in found)
-        return StoreChanges(
-            revision, last, tuple(found[m] for m in changed if m in found), removed, full=False
-        )
+        row = conn.execute(
+            "SELECT MAX(event_id) FROM memory_audit WHERE user_id = ?", (user_id,)
+        ).fetchone()
+        return 0 if row is None or row[0] is None else int(row[0])
 
-    def find_key(self, user_id: str, scope: MemoryScope, key: str) -> MemoryRecord | None:
-        """See :meth:`memrecall.store.backend.Store.find_key`."""
-        scope_type, workspace_type = scope_args(scope)
-        with self._read() as conn:
-            row = conn.execute(
-                f"SELECT {COLUMNS} FROM memories WHERE user_id = ? AND scope_type = ? "
-                "AND COALESCE(workspace_type, '') = ? AND memory_key = ?",
-                (user_id, scope_type, workspace_type or "", key),
-            ).fetchone()
-        return None if row is None else record_of(row)
+    def _active_among(
+        self, conn: Connection, active: str, args: list[Any], memory_ids: list[str]
+    ) -> list[MemoryRecord]:
+        found: list[MemoryRecord] = []
+        for start in range(0, len(memory_ids), _IN_LIST):
+            part = memory_ids[start : start + _IN_LIST]
+            sql = active + f" AND memory_id IN ({marks(len(part))})"
+            found.extend(self._record_of(r) for r in conn.execute(sql, [*args, *part]))
+        return found

@@ -1,10 +1,11 @@
-"""``SQLiteStore``: the parts of the backend joined into one ``Store``."""
+"""``SQLiteStore``: the shared parts of the store (:mod:`memrecall.store.sqlcommon`) over
+SQLite's connections, joined into one ``Store``."""
 
 from __future__ import annotations
 
-from .candidates import CandidateOps
-from .contract import ContractFieldOps
-from .governance import GovernanceOps
+from ..sqlcommon.candidates import CandidateOps
+from ..sqlcommon.contract import ContractFieldOps
+from ..sqlcommon.governance import GovernanceOps
 from .reads import MemoryReads
 
 __all__ = ["SQLiteStore"]

@@ -6,29 +6,33 @@ import json
 from collections.abc import Sequence
 
 from ..contract_fields import ContractFields
-from ..sqlite.contract import check_contract_fields
-from .connection import PostgresBase
-from .rows import (
-    Conn,
-    current_record,
+from ..model import (
+    InvalidInput,
 )
+from .base import Connection, SQLBase
 
 __all__ = ["ContractFieldOps", "check_contract_fields", "write_contract_row"]
 
 
-def write_contract_row(conn: Conn, memory_id: str, fields: ContractFields) -> None:
+def check_contract_fields(fields: ContractFields) -> None:
+    """Refuse a side row the table would refuse (before any transaction starts)."""
+    if fields.hits < 0:
+        raise InvalidInput("hits: must be >= 0")
+
+
+def write_contract_row(conn: Connection, memory_id: str, fields: ContractFields) -> None:
     """Insert or replace one memory's side row, inside the caller's transaction."""
     tags = None if fields.tags is None else json.dumps(list(fields.tags), ensure_ascii=False)
     conn.execute(
         "INSERT INTO contract_fields (memory_id, title, tags_json, source, scope, hits) "
-        "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE SET "
-        "title = EXCLUDED.title, tags_json = EXCLUDED.tags_json, "
-        "source = EXCLUDED.source, scope = EXCLUDED.scope, hits = EXCLUDED.hits",
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id) DO UPDATE SET "
+        "title = excluded.title, tags_json = excluded.tags_json, "
+        "source = excluded.source, scope = excluded.scope, hits = excluded.hits",
         (memory_id, fields.title, tags, fields.source, fields.scope, fields.hits),
     )
 
 
-class ContractFieldOps(PostgresBase):
+class ContractFieldOps(SQLBase):
     """Side rows of the seed-003 memory tools."""
 
     def contract_fields(self, user_id: str) -> dict[str, ContractFields]:
@@ -37,7 +41,7 @@ class ContractFieldOps(PostgresBase):
             rows = conn.execute(
                 "SELECT f.memory_id, f.title, f.tags_json, f.source, f.scope, f.hits "
                 "FROM contract_fields f JOIN memories m ON m.memory_id = f.memory_id "
-                "WHERE m.user_id = %s",
+                "WHERE m.user_id = ?",
                 (user_id,),
             ).fetchall()
         return {
@@ -55,7 +59,7 @@ class ContractFieldOps(PostgresBase):
         """See :meth:`memrecall.store.backend.Store.put_contract_fields`."""
         check_contract_fields(fields)
         with self._write(user_id) as conn:
-            current_record(conn, user_id, memory_id)
+            self._current_record(conn, user_id, memory_id)
             write_contract_row(conn, memory_id, fields)
 
     def add_hits(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, int]:
@@ -64,17 +68,16 @@ class ContractFieldOps(PostgresBase):
         with self._write(user_id) as conn:
             for memory_id in dict.fromkeys(memory_ids):
                 owned = conn.execute(
-                    "SELECT 1 FROM memories WHERE memory_id = %s AND user_id = %s",
+                    "SELECT 1 FROM memories WHERE memory_id = ? AND user_id = ?",
                     (memory_id, user_id),
                 ).fetchone()
                 if owned is None:
                     continue
-                cur = conn.execute(
-                    "INSERT INTO contract_fields (memory_id, hits) VALUES (%s, 1) "
+                rows = conn.execute(
+                    "INSERT INTO contract_fields (memory_id, hits) VALUES (?, 1) "
                     "ON CONFLICT (memory_id) DO UPDATE SET hits = contract_fields.hits + 1 "
                     "RETURNING hits",
                     (memory_id,),
-                )
-                row = cur.fetchone()
-                counts[memory_id] = 0 if row is None else int(row[0])
+                ).fetchall()
+                counts[memory_id] = int(rows[0][0]) if rows else 0
         return counts

@@ -17,19 +17,11 @@ from ..model import (
     GovernanceEvent,
     Status,
 )
-from .connection import SQLiteBase
-from .rows import (
-    advance,
-    current_record,
-    dt,
-    dt_opt,
-    ts,
-    write_events,
-)
+from .base import SQLBase
 
 
-class GovernanceOps(SQLiteBase):
-    """Settings, events and the profile projection of ``SQLiteStore``."""
+class GovernanceOps(SQLBase):
+    """Settings, events and the profile projection of a store."""
 
     def get_settings(self, user_id: str) -> MemorySettings:
         """See :meth:`memrecall.store.backend.Store.get_settings`."""
@@ -43,23 +35,26 @@ class GovernanceOps(SQLiteBase):
 
     def put_settings(self, user_id: str, settings: MemorySettings, now: datetime) -> None:
         """See :meth:`memrecall.store.backend.Store.put_settings`."""
-        with self._write() as conn:
+        with self._write(user_id) as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO memory_settings (user_id, saved_memory_enabled, "
-                "auto_extract_enabled, updated_at) VALUES (?, ?, ?, ?)",
+                self._upsert(
+                    "memory_settings",
+                    ("user_id", "saved_memory_enabled", "auto_extract_enabled", "updated_at"),
+                    ("user_id",),
+                ),
                 (
                     user_id,
-                    int(settings.saved_memory_enabled),
-                    int(settings.auto_extract_enabled),
-                    ts(now),
+                    settings.saved_memory_enabled,  # a flag (SQLite stores a bool as 0/1)
+                    settings.auto_extract_enabled,
+                    self._ts(now),
                 ),
             )
-            advance(conn, user_id)
+            self._advance(conn, user_id)
 
     def add_events(self, events: Sequence[GovernanceEvent], now: datetime) -> None:
         """See :meth:`memrecall.store.backend.Store.add_events`."""
-        with self._write() as conn:
-            write_events(conn, events, now)
+        with self._write(None) as conn:
+            self._write_events(conn, events, now)
 
     def governance_events(self, user_id: str) -> list[GovernanceEvent]:
         """See :meth:`memrecall.store.backend.Store.governance_events`."""
@@ -77,7 +72,7 @@ class GovernanceOps(SQLiteBase):
                 memory_id=row[3],
                 candidate_id=row[4],
                 event_id=row[0],
-                created_at=dt(row[6]),
+                created_at=self._dt(row[6]),
             )
             for row in rows
         ]
@@ -86,8 +81,8 @@ class GovernanceOps(SQLiteBase):
         self, user_id: str, memory_id: str, projection: tuple[str, str] | None
     ) -> None:
         """See :meth:`memrecall.store.backend.Store.set_projection_mark`."""
-        with self._write() as conn:
-            current_record(conn, user_id, memory_id)
+        with self._write(user_id) as conn:
+            self._current_record(conn, user_id, memory_id)
             conn.execute("DELETE FROM memory_projection_marks WHERE memory_id = ?", (memory_id,))
             if projection is not None:
                 conn.execute(
@@ -98,7 +93,7 @@ class GovernanceOps(SQLiteBase):
 
     def set_profile_setting(self, user_id: str, field: str, value: str | None) -> None:
         """See :meth:`memrecall.store.backend.Store.set_profile_setting`."""
-        with self._write() as conn:
+        with self._write(user_id) as conn:
             conn.execute(
                 "DELETE FROM profile_settings WHERE user_id = ? AND field = ?", (user_id, field)
             )
@@ -113,12 +108,13 @@ class GovernanceOps(SQLiteBase):
         with self._read() as conn:
             rows = conn.execute(
                 # driven by the marks (index on user_id, memory_id): the cost follows the
-                # user's marked memories, not all of the user's memories
+                # user's marked memories, not all of the user's memories (CROSS JOIN keeps
+                # SQLite's loop order; PostgreSQL plans it as the inner join it is)
                 "SELECT m.memory_id, m.category, m.content, m.status, p.field, p.value, "
                 "m.updated_at, m.expires_at FROM memory_projection_marks p "
-                "CROSS JOIN memories m ON m.memory_id = p.memory_id "
-                "WHERE p.user_id = ?1 AND m.user_id = ?1 ORDER BY p.memory_id",
-                (user_id,),
+                "CROSS JOIN memories m WHERE m.memory_id = p.memory_id "
+                "AND p.user_id = ? AND m.user_id = ? ORDER BY p.memory_id",
+                (user_id, user_id),
             ).fetchall()
             settings = conn.execute(
                 "SELECT field, value FROM profile_settings WHERE user_id = ?", (user_id,)
@@ -131,8 +127,8 @@ class GovernanceOps(SQLiteBase):
                 active=row[3] == Status.ACTIVE.value,
                 projectable=True,
                 projection=(row[4], row[5]),
-                updated_at=dt(row[6]),
-                expires_at=dt_opt(row[7]),
+                updated_at=self._dt(row[6]),
+                expires_at=self._dt_opt(row[7]),
             )
             for row in rows
         ]
@@ -163,18 +159,18 @@ class GovernanceOps(SQLiteBase):
         events: Sequence[GovernanceEvent] = (),
     ) -> None:
         """See :meth:`memrecall.store.backend.Store.put_projection`."""
-        with self._write() as conn:
+        with self._write(user_id) as conn:
             conn.execute("DELETE FROM profile_projections WHERE user_id = ?", (user_id,))
             conn.execute("DELETE FROM profile_projection_sources WHERE user_id = ?", (user_id,))
             for field, entry in entries.items():
                 conn.execute(
                     "INSERT INTO profile_projections (user_id, field, value, updated_at) "
                     "VALUES (?, ?, ?, ?)",
-                    (user_id, field, entry.value, ts(now)),
+                    (user_id, field, entry.value, self._ts(now)),
                 )
                 conn.executemany(
                     "INSERT INTO profile_projection_sources (user_id, field, memory_id) "
                     "VALUES (?, ?, ?)",
                     [(user_id, field, m) for m in entry.memory_ids],
                 )
-            write_events(conn, events, now)
+            self._write_events(conn, events, now)

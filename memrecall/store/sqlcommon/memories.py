@@ -1,14 +1,16 @@
 """Memory writes: save, change, restore a version, suppress/restore, confirm, forget.
 
-Each public method is one ``BEGIN IMMEDIATE`` transaction that writes the current row, a
-version row when the content changes, the user's memory_revision and one audit row
-(content hash only) together. Forget then scrubs the files: the WAL is checkpointed and
-truncated so the zeroed pages reach the main file (``secure_delete`` is on).
+Each public method is one write transaction of the backend (``_write(user_id)``) that
+writes the current row, a version row when the content changes, the user's
+memory_revision and one audit row (content hash only) together: the audit step
+(:meth:`~memrecall.store.sqlcommon.base.SQLBase._audit`) advances memory_revision, so a
+write is one advance and one audit row, whatever its kind. After forget's transaction the
+backend scrubs its files (``_scrub_forgotten``: a WAL checkpoint in SQLite, ``VACUUM
+(FULL)`` in PostgreSQL).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from typing import Literal
 
@@ -32,54 +34,22 @@ from ..model import (
     Status,
     Tombstone,
 )
-from .connection import SQLiteBase
+from .base import Connection, SQLBase, marks
 from .contract import check_contract_fields, write_contract_row
 from .rows import (
     COLUMNS,
     VERSION_COLUMNS,
-    advance,
-    content_hash,
-    current_record,
     record_fields,
-    record_of,
     scope_args,
-    ts,
-    ts_opt,
-    write_events,
 )
-from .schema import FORGET_STATEMENTS, SOLE_SOURCE_FIELDS
 
 
-class MemoryWrites(SQLiteBase):
-    """The memory-writing half of :class:`~memrecall.store.sqlite.SQLiteStore`."""
+class MemoryWrites(SQLBase):
+    """The memory-writing half of a store."""
 
-    @staticmethod
-    def _audit(
-        conn: sqlite3.Connection,
-        record: MemoryRecord,
-        event: AuditType,
-        now: datetime,
-        request_id: str | None,
-    ) -> None:
-        conn.execute(
-            "INSERT INTO memory_audit (memory_id, user_id, event_type, scope_type, "
-            "workspace_type, revision, content_hash, request_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.memory_id,
-                record.user_id,
-                event.value,
-                *scope_args(record.scope),
-                record.revision,
-                content_hash(record.content),
-                request_id,
-                ts(now),
-            ),
-        )
-
-    @staticmethod
     def _put_version(
-        conn: sqlite3.Connection,
+        self,
+        conn: Connection,
         record: MemoryRecord,
         *,
         change_type: ChangeType,
@@ -88,8 +58,7 @@ class MemoryWrites(SQLiteBase):
         now: datetime,
     ) -> None:
         conn.execute(
-            f"INSERT INTO memory_versions ({VERSION_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO memory_versions ({VERSION_COLUMNS}) VALUES ({marks(10)})",
             (
                 record.memory_id,
                 record.revision,
@@ -99,12 +68,11 @@ class MemoryWrites(SQLiteBase):
                 change_type.value,
                 changed_via.value,
                 source_candidate_id,
-                ts(now),
+                self._ts(now),
             ),
         )
 
-    @staticmethod
-    def _put_current(conn: sqlite3.Connection, record: MemoryRecord) -> None:
+    def _put_current(self, conn: Connection, record: MemoryRecord) -> None:
         conn.execute(
             "UPDATE memories SET content = ?, category = ?, status = ?, revision = ?, "
             "updated_at = ?, last_confirmed_at = ?, review_after = ?, expires_at = ? "
@@ -114,10 +82,10 @@ class MemoryWrites(SQLiteBase):
                 record.category,
                 record.status.value,
                 record.revision,
-                ts(record.updated_at),
-                ts_opt(record.last_confirmed_at),
-                ts_opt(record.review_after),
-                ts_opt(record.expires_at),
+                self._ts(record.updated_at),
+                self._ts_opt(record.last_confirmed_at),
+                self._ts_opt(record.review_after),
+                self._ts_opt(record.expires_at),
                 record.memory_id,
             ),
         )
@@ -128,12 +96,12 @@ class MemoryWrites(SQLiteBase):
         """See :meth:`memrecall.store.backend.Store.save`."""
         if new.contract_fields is not None:
             check_contract_fields(new.contract_fields)
-        with self._write() as conn:
+        with self._write(new.user_id) as conn:
             return self._save_in(conn, new, now)
 
     def _save_in(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         new: NewMemory,
         now: datetime,
         *,
@@ -146,12 +114,11 @@ class MemoryWrites(SQLiteBase):
             (new.user_id, scope_type, workspace_type or "", new.key),
         ).fetchone()
         if row is not None:
-            existing = record_of(row)
+            existing = self._record_of(row)
             if existing.content != new.content or existing.category != new.category:
                 raise KeyConflict(existing.memory_id, existing.revision)
             refreshed = MemoryRecord(**{**record_fields(existing), "last_confirmed_at": now})
             self._put_current(conn, refreshed)
-            advance(conn, new.user_id)
             if new.contract_fields is not None:
                 write_contract_row(conn, refreshed.memory_id, new.contract_fields)
             self._audit(conn, refreshed, AuditType.CONFIRMED, now, new.request_id)
@@ -173,8 +140,7 @@ class MemoryWrites(SQLiteBase):
             expires_at=new.expires_at,
         )
         conn.execute(
-            f"INSERT INTO memories ({COLUMNS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO memories ({COLUMNS}) VALUES ({marks(15)})",
             (
                 record.memory_id,
                 record.user_id,
@@ -186,11 +152,11 @@ class MemoryWrites(SQLiteBase):
                 record.source_type.value,
                 record.status.value,
                 record.revision,
-                ts(now),
-                ts(now),
-                ts(now),
-                ts_opt(record.review_after),
-                ts_opt(record.expires_at),
+                self._ts(now),
+                self._ts(now),
+                self._ts(now),
+                self._ts_opt(record.review_after),
+                self._ts_opt(record.expires_at),
             ),
         )
         self._put_version(
@@ -201,7 +167,6 @@ class MemoryWrites(SQLiteBase):
             source_candidate_id=source_candidate_id,
             now=now,
         )
-        advance(conn, new.user_id)
         if new.contract_fields is not None:
             write_contract_row(conn, record.memory_id, new.contract_fields)
         self._audit(conn, record, AuditType.CREATED, now, new.request_id)
@@ -218,19 +183,19 @@ class MemoryWrites(SQLiteBase):
         """See :meth:`memrecall.store.backend.Store.change`."""
         if change.contract_fields is not None:
             check_contract_fields(change.contract_fields)
-        with self._write() as conn:
+        with self._write(user_id) as conn:
             return self._change_in(conn, user_id, memory_id, expected_revision, change, now)
 
     def _change_in(  # noqa: PLR0917 (the public change() signature plus the connection)
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         user_id: str,
         memory_id: str,
         expected_revision: int,
         change: ContentChange,
         now: datetime,
     ) -> MemoryRecord:
-        current = current_record(conn, user_id, memory_id)
+        current = self._current_record(conn, user_id, memory_id)
         if current.revision != expected_revision:
             raise RevisionConflict(memory_id, expected_revision, current.revision)
         fields = record_fields(current)
@@ -253,7 +218,6 @@ class MemoryWrites(SQLiteBase):
             source_candidate_id=change.source_candidate_id,
             now=now,
         )
-        advance(conn, user_id)
         if change.contract_fields is not None:
             write_contract_row(conn, memory_id, change.contract_fields)
         self._audit(conn, record, AuditType.UPDATED, now, change.request_id)
@@ -271,8 +235,8 @@ class MemoryWrites(SQLiteBase):
         request_id: str | None = None,
     ) -> MemoryRecord:
         """See :meth:`memrecall.store.backend.Store.restore_version`."""
-        with self._write() as conn:
-            current = current_record(conn, user_id, memory_id)
+        with self._write(user_id) as conn:
+            current = self._current_record(conn, user_id, memory_id)
             if current.revision != expected_revision:
                 raise RevisionConflict(memory_id, expected_revision, current.revision)
             row = conn.execute(
@@ -296,7 +260,6 @@ class MemoryWrites(SQLiteBase):
                 source_candidate_id=None,
                 now=now,
             )
-            advance(conn, user_id)
             self._audit(conn, record, AuditType.UPDATED, now, request_id)
             return record
 
@@ -309,15 +272,14 @@ class MemoryWrites(SQLiteBase):
         request_id: str | None = None,
     ) -> MemoryRecord:
         """See :meth:`memrecall.store.backend.Store.set_status`."""
-        with self._write() as conn:
-            current = current_record(conn, user_id, memory_id)
+        with self._write(user_id) as conn:
+            current = self._current_record(conn, user_id, memory_id)
             if current.status is status:
                 return current
             conn.execute(
                 "UPDATE memories SET status = ? WHERE memory_id = ?", (status.value, memory_id)
             )
             record = MemoryRecord(**{**record_fields(current), "status": status})
-            advance(conn, user_id)
             event = AuditType.SUPPRESSED if status is Status.SUPPRESSED else AuditType.RESTORED
             self._audit(conn, record, event, now, request_id)
             return record
@@ -331,15 +293,14 @@ class MemoryWrites(SQLiteBase):
         request_id: str | None = None,
     ) -> MemoryRecord:
         """See :meth:`memrecall.store.backend.Store.confirm`."""
-        with self._write() as conn:
-            current = current_record(conn, user_id, memory_id)
+        with self._write(user_id) as conn:
+            current = self._current_record(conn, user_id, memory_id)
             fields = record_fields(current)
             fields["last_confirmed_at"] = now
             if review_after is not KEEP:
                 fields["review_after"] = review_after
             record = MemoryRecord(**fields)
             self._put_current(conn, record)
-            advance(conn, user_id)
             self._audit(conn, record, AuditType.CONFIRMED, now, request_id)
             return record
 
@@ -347,22 +308,23 @@ class MemoryWrites(SQLiteBase):
         self, user_id: str, memory_id: str, now: datetime, request_id: str | None = None
     ) -> ForgetResult:
         """See :meth:`memrecall.store.backend.Store.forget`."""
-        with self._write() as conn:
-            current = current_record(conn, user_id, memory_id)
+        param = self._memory_param(memory_id)
+        with self._write(user_id) as conn:
+            current = self._current_record(conn, user_id, memory_id)
             self._audit(conn, current, AuditType.DELETED, now, request_id)
-            sole = conn.execute(SOLE_SOURCE_FIELDS, (memory_id,)).fetchall()
+            sole = conn.execute(self._SOLE_SOURCE_FIELDS, param).fetchall()
             removed = [
                 GovernanceEvent("memory.projection_removed", user_id, {"field": str(f)})
                 for (f,) in sole
             ]
-            write_events(conn, removed, now)
-            for statement in FORGET_STATEMENTS:
-                conn.execute(statement, (memory_id,))
+            self._write_events(conn, removed, now)
+            for statement in self._FORGET_STATEMENTS:
+                conn.execute(statement, param)
             tombstone = Tombstone(memory_id, user_id, now, current.revision)
             conn.execute(
                 "INSERT INTO memory_tombstones (memory_id, user_id, deleted_at, final_revision) "
                 "VALUES (?, ?, ?, ?)",
-                (memory_id, user_id, ts(now), current.revision),
+                (memory_id, user_id, self._ts(now), current.revision),
             )
-            advance(conn, user_id)
-        return ForgetResult(tombstone, self.scrub())
+            mark = self._forget_mark(conn)
+        return ForgetResult(tombstone, self._scrub_forgotten(mark))

@@ -29,40 +29,31 @@ from ..model import (
     MemoryScope,
     NotFound,
 )
+from .base import Connection
 from .memories import MemoryWrites
 from .rows import (
     CANDIDATE_COLUMNS,
-    Conn,
-    advance,
     candidate_of,
     scope_args,
-    ts,
-    ts_opt,
-    write_events,
 )
 
-_UPDATE_ALL = ", ".join(
-    f"{c} = EXCLUDED.{c}" for c in CANDIDATE_COLUMNS.split(", ") if c != "candidate_id"
-)
+_CANDIDATE_FIELDS = tuple(CANDIDATE_COLUMNS.split(", "))
 
 
 class CandidateOps(MemoryWrites):
-    """Candidate storage of :class:`~memrecall.store.postgres.PostgresStore`."""
+    """Candidate storage of a store."""
 
     @staticmethod
-    def _stored_status(conn: Conn, candidate_id: str) -> str | None:
+    def _stored_status(conn: Connection, candidate_id: str) -> str | None:
         row = conn.execute(
-            "SELECT status FROM core_memory_candidates WHERE candidate_id = %s", (candidate_id,)
+            "SELECT status FROM core_memory_candidates WHERE candidate_id = ?", (candidate_id,)
         ).fetchone()
         return None if row is None else str(row[0])
 
-    @staticmethod
-    def _write_candidate(conn: Conn, c: Candidate) -> None:
+    def _write_candidate(self, conn: Connection, c: Candidate) -> None:
         scope_type, workspace_type = scope_args(MemoryScope.from_scope(c.scope))
         conn.execute(
-            f"INSERT INTO core_memory_candidates ({CANDIDATE_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            f"ON CONFLICT (candidate_id) DO UPDATE SET {_UPDATE_ALL}",
+            self._upsert("core_memory_candidates", _CANDIDATE_FIELDS, ("candidate_id",)),
             (
                 c.candidate_id,
                 c.user_id,
@@ -78,13 +69,15 @@ class CandidateOps(MemoryWrites):
                 c.status.value,
                 c.resulting_memory_id,
                 c.rejected_fingerprint,
-                ts(c.created_at),
-                ts_opt(c.decided_at),
-                ts(c.expires_at),
+                self._ts(c.created_at),
+                self._ts_opt(c.decided_at),
+                self._ts(c.expires_at),
             ),
         )
 
-    def _check_status(self, conn: Conn, c: Candidate, expected: CandidateStatus | None) -> None:
+    def _check_status(
+        self, conn: Connection, c: Candidate, expected: CandidateStatus | None
+    ) -> None:
         stored = self._stored_status(conn, c.candidate_id)
         if stored != (None if expected is None else expected.value):
             raise CandidateConflict(c.candidate_id, stored)
@@ -104,49 +97,50 @@ class CandidateOps(MemoryWrites):
             self._write_candidate(conn, candidate)
             if rejection is not None:
                 conn.execute(
-                    "INSERT INTO memory_rejections "
-                    "(user_id, fingerprint, memory_id, created_at) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (user_id, fingerprint) DO UPDATE SET "
-                    "memory_id = EXCLUDED.memory_id, created_at = EXCLUDED.created_at",
-                    (candidate.user_id, rejection.fingerprint, rejection.memory_id, ts(now)),
+                    self._upsert(
+                        "memory_rejections",
+                        ("user_id", "fingerprint", "memory_id", "created_at"),
+                        ("user_id", "fingerprint"),
+                    ),
+                    (candidate.user_id, rejection.fingerprint, rejection.memory_id, self._ts(now)),
                 )
-            write_events(conn, events, now)
-            advance(conn, candidate.user_id)
+            self._write_events(conn, events, now)
+            self._advance(conn, candidate.user_id)
 
     def get_candidate(self, user_id: str, candidate_id: str) -> Candidate:
         """See :meth:`memrecall.store.backend.Store.get_candidate`."""
         with self._read() as conn:
             row = conn.execute(
                 f"SELECT {CANDIDATE_COLUMNS} FROM core_memory_candidates "
-                "WHERE candidate_id = %s AND user_id = %s",
+                "WHERE candidate_id = ? AND user_id = ?",
                 (candidate_id, user_id),
             ).fetchone()
         if row is None:
             raise NotFound(candidate_id)
-        return candidate_of(row)
+        return candidate_of(row, self._dt)
 
     def list_candidates(
         self, user_id: str, *, status: CandidateStatus | None = None
     ) -> list[Candidate]:
         """See :meth:`memrecall.store.backend.Store.list_candidates`."""
-        sql = f"SELECT {CANDIDATE_COLUMNS} FROM core_memory_candidates WHERE user_id = %s"
+        sql = f"SELECT {CANDIDATE_COLUMNS} FROM core_memory_candidates WHERE user_id = ?"
         args: list[Any] = [user_id]
         if status is not None:
-            sql += " AND status = %s"
+            sql += " AND status = ?"
             args.append(status.value)
         with self._read() as conn:
             rows = conn.execute(sql + " ORDER BY created_at, candidate_id", args).fetchall()
-        return [candidate_of(row) for row in rows]
+        return [candidate_of(row, self._dt) for row in rows]
 
     def due_candidates(self, now: datetime, limit: int = 500) -> list[Candidate]:
         """See :meth:`memrecall.store.backend.Store.due_candidates`."""
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {CANDIDATE_COLUMNS} FROM core_memory_candidates "
-                "WHERE status = 'pending' AND expires_at <= %s ORDER BY expires_at LIMIT %s",
-                (ts(now), limit),
+                "WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+                (self._ts(now), limit),
             ).fetchall()
-        return [candidate_of(row) for row in rows]
+        return [candidate_of(row, self._dt) for row in rows]
 
     def apply_candidate(
         self,
@@ -182,14 +176,14 @@ class CandidateOps(MemoryWrites):
                     now,
                 )
             self._write_candidate(conn, accepted)
-            write_events(conn, events, now)
+            self._write_events(conn, events, now)
             return record
 
     def has_rejection(self, user_id: str, fingerprint: str) -> bool:
         """See :meth:`memrecall.store.backend.Store.has_rejection`."""
         with self._read() as conn:
             row = conn.execute(
-                "SELECT 1 FROM memory_rejections WHERE user_id = %s AND fingerprint = %s",
+                "SELECT 1 FROM memory_rejections WHERE user_id = ? AND fingerprint = ?",
                 (user_id, fingerprint),
             ).fetchone()
         return row is not None
