@@ -14,10 +14,13 @@ lint:
     uv run ruff format --check .
     uv run mypy --strict
 
-# timing tables: scoring latency, scan latency, actor throughput and idle-session memory
+# timing tables: scoring latency, scan latency (with and without the catalog), user_query return time, the store, actor throughput and idle-session memory
 bench:
     uv run python -m memrecall.tooling.bench
     uv run memrecall bench scan
+    uv run memrecall bench scan --catalog --sizes 10000
+    uv run memrecall bench recall
+    uv run memrecall bench store
     uv run python -m memrecall.simulation.throughput
 
 # seeded simulations of the real actors on a virtual clock
