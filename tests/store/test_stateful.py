@@ -16,7 +16,13 @@ import attrs
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from memrecall.store import (
     ChangedVia,
@@ -32,10 +38,13 @@ from memrecall.store import (
     SourceType,
     SQLiteStore,
     Status,
+    Store,
     visible_scopes,
 )
+from memrecall.store.postgres import PostgresStore
 from memrecall.store.retrieval import normalize_query
 
+from . import pgserver
 from .helpers import GLOBAL, LEARNING, T0
 
 USERS = ("u1", "u2")
@@ -69,12 +78,16 @@ class StoreMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="memstore-"))
-        self.store = SQLiteStore(self.dir / "m.db", durable=False)
+        self.store = self.open_store()
         self.now = T0
         self.records: dict[str, Model] = {}
         self.forgotten: dict[str, tuple[str, int]] = {}
         self.revisions = dict.fromkeys(USERS, 0)
         self.counter = 0
+
+    def open_store(self) -> Store:
+        """The backend under test: SQLite here (the PostgreSQL run overrides it)."""
+        return SQLiteStore(self.dir / "m.db", durable=False)
 
     def teardown(self) -> None:
         self.store.close()
@@ -291,3 +304,15 @@ class StoreMachine(RuleBasedStateMachine):
 
 StoreMachine.TestCase.settings = settings(stateful_step_count=20)
 TestStore = StoreMachine.TestCase
+
+
+def test_the_same_machine_on_postgresql(postgres_database: str) -> None:
+    """Every rule and invariant above, against PostgreSQL (a fresh schema per example)."""
+
+    class OnPostgres(StoreMachine):
+        def open_store(self) -> Store:
+            return PostgresStore(pgserver.fresh_schema(postgres_database), max_connections=2)
+
+    run_state_machine_as_test(
+        OnPostgres, settings=settings(stateful_step_count=20, max_examples=25)
+    )
