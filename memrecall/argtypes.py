@@ -67,6 +67,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def probability(text: str) -> float:
+    """A number in [0, 1] (a rate that may be zero)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text.strip()} is not in [0, 1]")
+    return value
+
+
 def nonempty_path(text: str) -> str:
     """A path that is not the empty string (``""`` would silently mean the current directory)."""
     if not text.strip():

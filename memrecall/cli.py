@@ -16,6 +16,7 @@ from memrecall.argtypes import (
     non_negative_int,
     nonempty_path,
     positive_int,
+    probability,
 )
 from memrecall.http import cli as http_cli
 from memrecall.http.cli import positive_seconds
@@ -225,7 +226,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             print("memrecall simulate delivery: --log is for runs", file=sys.stderr)
             return 2
         return delivery_main(
-            args.corpus, as_json=args.json, wait_for_selector=args.wait_for_selector
+            args.corpus,
+            as_json=args.json,
+            wait_for_selector=args.wait_for_selector,
+            miss_rate=args.miss_rate,
         )
     from memrecall.simulation.cli import simulate_main
 
@@ -281,6 +285,14 @@ def _add_simulation_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPar
         action="store_true",
         help="delivery: compare the fast-result policies (at once vs open_engine's"
         " wait_for_selector) instead of the designs",
+    )
+    sim.add_argument(
+        "--miss-rate",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="delivery: the labelled stand-in selector misses each labelled document with"
+        " probability P (a fixed coin per case and document; default 0)",
     )
     sim.set_defaults(func=_cmd_simulate)
 

@@ -10,6 +10,7 @@ import attrs
 import pytest
 
 from memrecall.actors.selector import SelectorRequest
+from memrecall.cli import main as cli_main
 from memrecall.events.telemetry import Phase
 from memrecall.simulation.delivery import (
     LATENCIES_MS,
@@ -355,3 +356,26 @@ def test_an_invalid_case_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     data["cases"][0]["relevant"] = ["missing"]
     assert delivery_main(write(tmp_path, data), as_json=True) == 2
     assert "unknown document id" in capsys.readouterr().err
+
+
+def test_the_miss_rate_reaches_the_stand_in_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, small_corpus())
+    assert cli_main(["simulate", "delivery", "--corpus", path, "--json", "--miss-rate", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["miss_rate"] == 1.0
+    by_key = {(r["latency_ms"], r["design"]): r for r in out["rows"]}
+    # the stand-in picks nothing: at 40 ms the single path has nothing to deliver first
+    assert by_key[(40, "single")]["tool_free"]["lexically_answerable"]["first_turn"] == 0.0
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", "nan", "x"])
+def test_a_miss_rate_outside_0_to_1_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    path = write(tmp_path, small_corpus())
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["simulate", "delivery", "--corpus", path, "--miss-rate", value])
+    assert exited.value.code == 2
+    assert "--miss-rate" in capsys.readouterr().err
