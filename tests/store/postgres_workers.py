@@ -31,7 +31,7 @@ from memrecall.store import (
 )
 from memrecall.store.postgres import PostgresStore
 
-from .workers import _new
+from .workers import _new, write_until_killed
 
 SHARED_KEYS = ("shared_a", "shared_b")
 
@@ -95,23 +95,8 @@ def contend(dsn: str, worker: str, threads: int, rounds: int) -> None:
 
 
 def crash(dsn: str, start: int) -> None:
-    """Write until killed, acknowledging each commit on stdout."""
-    store = PostgresStore(dsn)
-    last: tuple[str, int] | None = None
-    i = start
-    while True:
-        now = datetime.now(UTC)
-        if last is not None and i % 3 == 0:
-            content = f"update {i} " + "x" * (i % 50)
-            rec = store.change(
-                "u1", last[0], last[1], ContentChange(ChangeType.UPDATE, content=content), now
-            )
-        else:
-            content = f"memory {i} " + "y" * (i % 70)
-            rec = store.save(_new(f"crash-{i:06d}", f"key_{i}", content), now).record
-        last = (rec.memory_id, rec.revision)
-        print(f"ACK {rec.memory_id} {rec.revision} {content}", flush=True)
-        i += 1
+    """Write until killed, acknowledging each commit on stdout (the SQLite worker's loop)."""
+    write_until_killed(PostgresStore(dsn), start)
 
 
 def hold(dsn: str, memory_id: str) -> None:

@@ -24,6 +24,7 @@ from memrecall.store import (
     RevisionConflict,
     SourceType,
     SQLiteStore,
+    Store,
 )
 
 SHARED_KEY = "shared_counter"
@@ -80,7 +81,12 @@ def contend(db: str, worker: str, rounds: int) -> None:
 
 def crash(db: str, start: int) -> None:
     """Write until killed, acknowledging each commit on stdout."""
-    store = SQLiteStore(db)
+    write_until_killed(SQLiteStore(db), start)
+
+
+def write_until_killed(store: Store, start: int) -> None:
+    """The crash writer's loop over any backend: new memories, and every third write an
+    update of the last one; ``ACK <memory_id> <revision> <content>`` after each commit."""
     last: tuple[str, int] | None = None
     i = start
     while True:
