@@ -20,6 +20,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
+import msgspec
+
 from memrecall.engine.scoring.catalog_index import (
     CatalogIndex,
     FieldTexts,
@@ -364,16 +366,8 @@ class CatalogEntries:
             if key in self.demoted and entry.diagnostics == wanted:
                 continue
             self._release(key, keep_slot=False)
-            self.entries[key] = CachedFile(
-                root_index=entry.root_index,
-                path=entry.path,
-                relative_path=entry.relative_path,
-                signature=entry.signature,
-                read_ns=entry.read_ns,
-                nlink=entry.nlink,
-                document=None,
-                diagnostics=wanted,
-                fields=None,
+            self.entries[key] = msgspec.structs.replace(
+                entry, document=None, diagnostics=wanted, fields=None, slot=-1, features=None
             )
             self._with_problems.add(key)
             self.linked.add(key)
