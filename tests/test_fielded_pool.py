@@ -97,7 +97,7 @@ class PoolMachine(RuleBasedStateMachine):
     def publish(self, order: object) -> None:
         keys = list(self.model)
         order.shuffle(keys)  # type: ignore[attr-defined]
-        view = self.pool.view(keys)
+        view = FieldedIndex.over(self.pool, keys)
         scratch = FieldedIndex([self.model[k] for k in keys], params=self.params)
         assert answers(view) == answers(scratch)
         assert view.fast("deploy release") == scratch.fast("deploy release")

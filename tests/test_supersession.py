@@ -14,7 +14,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from memrecall.engine.scoring.fielded import FieldedIndex, Params, link_target
+from memrecall.engine.scoring.features import link_target
+from memrecall.engine.scoring.fielded import FieldedIndex, Params
 from memrecall.engine.scoring.judgement import Judgement, Thresholds
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.frontmatter import ParsedTopic, parse_topic

@@ -43,38 +43,45 @@ most specific terms (:meth:`FieldedIndex.query_terms`), the analysis weighs down
 the words on most lines of a paste, and only a first document that stands out
 (its runner-up under :attr:`Params.paste_margin` of it) may be judged strong.
 
-Two halves, so that a catalog can cache the expensive one:
+Three parts, so that a catalog can cache the expensive ones:
 
-* :class:`DocumentFeatures` (per document, query- and pool-independent): the
-  terms of each field, counted. Build with :meth:`DocumentFeatures.of`.
-* :class:`FieldedIndex` (per pool): document frequencies, average field
-  lengths and postings, built from a sequence of features in one pass
-  (:meth:`FieldedIndex.from_features`), or straight from documents
-  (:meth:`FieldedIndex.of`).
+* :class:`~memrecall.engine.scoring.features.DocumentFeatures` (per document,
+  query- and pool-independent): the terms of each field, counted
+  (:mod:`memrecall.engine.scoring.features`, with :class:`Params`).
+* :class:`~memrecall.engine.scoring.pool.FieldedPool` (per pool, changed one
+  document at a time): document frequencies, field lengths and postings.
+* :class:`FieldedIndex` (here): an immutable view of a pool that ranks and
+  judges, made over a catalog's pool (:meth:`FieldedIndex.over`), from a
+  sequence of features (:meth:`FieldedIndex.from_features`), or straight from
+  documents (:meth:`FieldedIndex.of`).
 """
 
 from __future__ import annotations
 
 import bisect
-import collections
 import heapq
 import math
 import unicodedata
 from collections.abc import Callable, Collection, Container, Iterable, Sequence
 
 import attrs
-import msgspec
 
 from memrecall.engine.render import MAX_FAST_DOCS
 from memrecall.engine.scoring.analysis import (
     MAX_QUERY_TERMS,
     QueryTerm,
     query_candidates,
-    term_counts,
+)
+from memrecall.engine.scoring.features import (
+    FIELDS,
+    MAX_ANALYSED_CHARS,
+    MAX_ANALYSED_HEADING_CHARS,
+    DocumentFeatures,
+    Params,
+    no_pause,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
-from memrecall.engine.scoring.reference import MAX_BODY_CHARS
-from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
+from memrecall.engine.scoring.pool import TERM_CACHE, FieldedPool, PoolStatistics, TermValues
 from memrecall.events.documents import MemoryDocument
 
 __all__ = [
@@ -94,22 +101,6 @@ __all__ = [
     "select_query_terms",
 ]
 
-FIELDS = ("title", "description", "body", "tail")
-"""Scored fields: ``body`` is the rendered window, ``tail`` the rest of the body."""
-
-MAX_ANALYSED_CHARS = 20_000
-"""How much of a body is analysed (window and tail together, in characters).
-
-A memory is a note, not an archive: 1,200 characters are rendered and the
-reference scorer searches only those. Past this bound a pasted log or dump
-would only cost time (a 0.9 MB body took 330 ms to analyse, more than the
-whole initial wait) and dilute its own length normalisation. The rest of such
-a body is not searched.
-"""
-
-MAX_ANALYSED_HEADING_CHARS = 2_000
-"""How much of a title, and of a description, is analysed (characters)."""
-
 _MERGED_CACHE = 250_000
 """At most this many merged postings (of terms with variants) are kept per pool."""
 
@@ -117,118 +108,9 @@ _CHUNK = 512
 """Documents (or postings) handled between two pacing checkpoints."""
 
 
-def no_pause() -> None:
-    """The default pacing checkpoint: returns at once.
-
-    Scoring is CPU-bound; a caller that runs it in a worker thread beside an event loop
-    passes its pacer's checkpoint instead (:func:`memrecall.sources.pacing.checkpoint`).
-    """
-
-
 _INFLECTIONS = frozenset({"ing", "ings", "ies", "ied", "ers", "ion", "ions"})
 """Longer endings accepted besides any ending of at most two characters."""
 _SIBILANTS = ("s", "x", "z", "ch", "sh")
-
-
-@attrs.frozen
-class Params:
-    """The scorer's constants.
-
-    ``k1``, the field weights and ``b`` are conventional BM25F values, kept after a sweep
-    found nothing clearly better; ``variant``, ``saturation`` and ``second`` were chosen on
-    measured runs. docs/evaluation.md has the measurements.
-    """
-
-    k1: float = 1.2
-    weights: tuple[float, float, float, float] = (3.0, 2.0, 1.0, 0.5)
-    """Field weights, in :data:`FIELDS` order."""
-    b: tuple[float, float, float, float] = (0.3, 0.5, 0.75, 0.75)
-    """Length normalisation per field."""
-    variant: float = 0.6
-    """Credit of an inflected form relative to the exact term."""
-    saturation: float = 4.0
-    """Coverage is measured against at most this many of the rarest possible terms."""
-    second: float = 0.8
-    """The second fast document must score at least this share of the first."""
-    freshness: float = 0.05
-    """Most the freshness prior can add to a document's ordering score (a share)."""
-    half_life: float = 180.0
-    """Days after which the freshness prior has halved (age from the pool's newest document)."""
-    subject: float = 0.25
-    """Idf-weighted term overlap at which two documents are about the same subject."""
-    subject_query: float = 0.5
-    """Share of the matched query weight both documents of a same-subject pair must match."""
-    subject_gap: float = 14.0
-    """Days at least between the two documents of a same-subject pair: notes written
-    within the same fortnight are companions, not one updating the other."""
-    subject_ratio: float = 0.35
-    """A newer same-subject document overtakes an older one from this share of its score."""
-    subject_window: int = 8
-    """How many of the best-ranked documents the same-subject rule looks at."""
-    paste_margin: float = 0.8
-    """In a paste (a query cut to its most specific terms), the first document is judged
-    strong only when the runner-up scores under this share of it; no other one is."""
-    min_pool: int = 20
-    """idf is computed as if the pool held at least this many documents. In a
-    tree of a handful of memories every word is "common" by the plain formula,
-    so nothing could ever be judged strong; pools this size or larger (like the
-    calibration corpus) are unaffected."""
-
-
-class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """A document as the ``fielded`` scorer sees it: counted terms per field, and its mtime.
-
-    Depends only on the document (and this module's analysis), so it can be
-    cached per document and reused for every pool and query; it is a msgspec
-    Struct so that a cache file stores it as it is.
-    """
-
-    counts: tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]
-    lengths: tuple[int, int, int, int]
-    mtime: float
-    handles: tuple[str, str]
-    """Normalised relative path (without ``.md``) and name: what a ``supersedes`` link can name."""
-    supersedes: str
-    """The normalised ``supersedes`` link (empty when none)."""
-
-    @classmethod
-    def of(
-        cls, document: MemoryDocument, *, checkpoint: Callable[[], None] = no_pause
-    ) -> DocumentFeatures:
-        """Analyse a document's fields (body split at the rendered window, cut at
-        :data:`MAX_ANALYSED_CHARS`), calling ``checkpoint`` between fields."""
-        checkpoint()
-        body = body_text(document.body)[:MAX_ANALYSED_CHARS]
-        window = utf16_prefix(body, MAX_BODY_CHARS)
-        fields = (
-            document.title[:MAX_ANALYSED_HEADING_CHARS],
-            document.description[:MAX_ANALYSED_HEADING_CHARS],
-            window,
-            body[len(window) :],
-        )
-        counts = []
-        for text in fields:
-            counts.append(term_counts(text))
-            checkpoint()
-        lengths = [sum(c.values()) for c in counts]
-        return cls(
-            counts=(counts[0], counts[1], counts[2], counts[3]),
-            lengths=(lengths[0], lengths[1], lengths[2], lengths[3]),
-            mtime=document.mtime,
-            handles=(link_target(document.relative_path), link_target(document.title)),
-            supersedes=link_target(document.supersedes),
-        )
-
-
-def link_target(text: str) -> str:
-    """How a ``supersedes`` link and the names it may match are compared: NFKC,
-    lower case, trimmed, without a leading ``./`` or a trailing ``.md``."""
-    target = normalize(text).strip().replace("\\", "/")
-    while target.startswith("./"):
-        target = target[2:]
-    if target.endswith(".md"):
-        target = target[:-3]
-    return target.strip()
 
 
 @attrs.frozen
@@ -277,348 +159,6 @@ def is_variant(query: str, term: str) -> bool:
     if rest[0] and rest[1] and common < 5:
         return False  # two different endings on a short stem: colony/colour, passt/passes
     return all(len(r) <= 2 or r in _INFLECTIONS for r in rest)
-
-
-@attrs.frozen
-class PoolStatistics:
-    """What a pool contributes to every score: document frequencies, average field
-    lengths (over documents with the field) and the sorted vocabulary."""
-
-    documents: int
-    frequencies: dict[str, int]
-    averages: tuple[float, ...]
-    vocabulary: tuple[str, ...]
-
-
-def _average(total: int, filled: int) -> float:
-    return max(1.0, total / filled) if filled else 1.0
-
-
-@attrs.frozen
-class _TermValues:
-    """One term's documents (pool keys) and values, and everything they were computed from.
-
-    ``rows`` are the term's postings per field: a row a view has read is never
-    changed again (the pool copies it first), so the same row objects (and
-    equal averages of their fields, and an equal idf) mean equal values. Views
-    share these through their pool: after an edit, a term the edit did not
-    touch keeps its values, and only its documents' positions are mapped again.
-    """
-
-    rows: tuple[dict[int, int] | None, ...]
-    averages: tuple[float | None, ...]
-    idf: float
-    keys: tuple[int, ...]
-    values: tuple[float, ...]
-
-
-_TERM_CACHE = 20_000
-"""At most this many terms' values are kept per pool for later views."""
-
-
-class FieldedPool:
-    """The ``fielded`` scorer's pool-wide data, maintained document by document.
-
-    Holds each document's features under a key of the caller's choosing (a small
-    non-negative int: a catalog's slot), per field the term -> {key: count}
-    postings and each key's field length, the document frequencies, the sorted
-    vocabulary, the field length totals (and how many documents have each
-    length), what ``supersedes`` links name and the links. :meth:`add` and :meth:`remove`
-    cost what the document holds, never a pass over the pool; :meth:`view`
-    publishes an immutable :class:`FieldedIndex` over the pool in a given
-    order. Containers a view reads are copied before the next change (copy on
-    write; a term's postings only when that term changes), so a view stays
-    valid while the pool moves on (links and length totals are read only
-    while a view is made). Not thread-safe itself: the owner serialises
-    changes and :meth:`view`; views may be used from any thread.
-    """
-
-    def __init__(self, *, params: Params | None = None) -> None:
-        self.params = params or Params()
-        self._features: dict[int, DocumentFeatures] = {}
-        self._df: dict[str, int] = {}
-        self._postings: tuple[dict[str, dict[int, int]], ...] = tuple({} for _ in FIELDS)
-        self._lengths0: list[int] = []
-        self._lengths1: list[int] = []
-        self._lengths2: list[int] = []
-        self._lengths3: list[int] = []
-        self._vocabulary: list[str] = []
-        self._length_sum = [0] * len(FIELDS)
-        self._length_counts: list[dict[int, int]] = [{} for _ in FIELDS]
-        self._handles: tuple[dict[str, set[int]], dict[str, set[int]]] = ({}, {})
-        """Keys by normalised relative path, and by normalised name."""
-        self._links: dict[int, str] = {}
-        """Keys whose document has a ``supersedes`` link, and its target."""
-        self._published = False
-        self._owned: set[tuple[int, str]] = set()
-        """(field, term) postings created or copied since the last view."""
-        self._all_owned = True
-        """No view has read any posting yet (after construction or :meth:`extend`)."""
-        self._copied: set[str] = set()
-        """Containers (attribute names) copied since the last view."""
-        self._copied_fields: set[int] = set()
-        """Fields whose term -> postings dict was copied since the last view."""
-        self._term_cache: dict[str, _TermValues] = {}
-        """The last values computed for each term, by any view (see :class:`_TermValues`)."""
-
-    def __len__(self) -> int:
-        return len(self._features)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._features
-
-    def get(self, key: int) -> DocumentFeatures | None:
-        """The features stored under ``key``, if any."""
-        return self._features.get(key)
-
-    def _unshare(self) -> None:
-        """After a view: every container it reads is copied before its first change."""
-        if self._published:
-            self._published = False
-            self._owned = set()
-            self._all_owned = False
-            self._copied = set()
-            self._copied_fields = set()
-
-    def _own(self, name: str) -> None:
-        """Copy the container ``name`` (an attribute) if the last view still reads it."""
-        if name not in self._copied:
-            self._copied.add(name)
-            value = getattr(self, name)
-            setattr(self, name, type(value)(value))
-
-    def _postings_of(self, field: int) -> dict[str, dict[int, int]]:
-        if field not in self._copied_fields:
-            self._copied_fields.add(field)
-            postings = list(self._postings)
-            postings[field] = dict(postings[field])
-            self._postings = tuple(postings)
-        return self._postings[field]
-
-    def _row(self, field: int, term: str) -> dict[int, int]:
-        """The postings of ``term`` in ``field``, owned by the pool (copied once if shared)."""
-        postings = self._postings_of(field)
-        row = postings.get(term)
-        if row is None:
-            row = postings[term] = {}
-            self._owned.add((field, term))
-        elif not self._all_owned and (field, term) not in self._owned:
-            row = postings[term] = dict(row)
-            self._owned.add((field, term))
-        return row
-
-    def _set_length(self, field: int, key: int, old: int, new: int) -> None:
-        if old == new:
-            return
-        self._own(f"_lengths{field}")
-        lengths: list[int] = getattr(self, f"_lengths{field}")
-        if key >= len(lengths):
-            lengths.extend([0] * (key + 1 - len(lengths)))
-        lengths[key] = new
-        tally = self._length_counts[field]
-        if old:
-            self._length_sum[field] -= old
-            if tally[old] == 1:
-                del tally[old]
-            else:
-                tally[old] -= 1
-        if new:
-            self._length_sum[field] += new
-            tally[new] = tally.get(new, 0) + 1
-
-    def _count_terms(self, gone: Iterable[str], new: Iterable[str]) -> None:
-        """Document frequencies: one document less for ``gone``, one more for ``new``."""
-        df = self._df
-        for term in gone:
-            self._own("_df")
-            df = self._df
-            if df[term] == 1:
-                del df[term]
-                self._own("_vocabulary")
-                del self._vocabulary[bisect.bisect_left(self._vocabulary, term)]
-            else:
-                df[term] -= 1
-        for term in new:
-            self._own("_df")
-            df = self._df
-            seen = df.get(term)
-            if seen is None:
-                df[term] = 1
-                self._own("_vocabulary")
-                bisect.insort(self._vocabulary, term)
-            else:
-                df[term] = seen + 1
-
-    def add(self, key: int, features: DocumentFeatures) -> None:
-        """Index ``features`` under ``key``, replacing what was there.
-
-        A replacement changes only what differs between the two versions: the
-        terms whose counts changed, the field lengths that changed.
-        """
-        if key < 0:
-            raise ValueError("pool keys are non-negative ints")
-        self._unshare()
-        old = self._features.get(key)
-        self._own("_features")
-        self._features[key] = features
-        empty: dict[str, int] = {}
-        for i in range(len(FIELDS)):
-            self._set_length(i, key, 0 if old is None else old.lengths[i], features.lengths[i])
-            before = empty if old is None else old.counts[i]
-            after = features.counts[i]
-            for term, count in after.items():
-                if before.get(term) != count:
-                    self._row(i, term)[key] = count
-            for term in before:
-                if term not in after:
-                    self._unpost(i, term, key)
-        if old is None:
-            self._count_terms((), set().union(*features.counts))
-        else:
-            was, now = set().union(*old.counts), set().union(*features.counts)
-            self._count_terms(was - now, now - was)
-        if old is not None:
-            self._leave(key, old)
-        self._join(key, features)
-
-    def extend(self, items: Iterable[tuple[int, DocumentFeatures]]) -> None:
-        """Index many documents under new keys at once (a cold start, a loaded cache).
-
-        The same result as :meth:`add` for each, built in tight loops. Only on
-        a pool that no view has read yet, with keys it does not hold.
-        """
-        if self._published or not self._all_owned:
-            raise ValueError("extend() only before the pool is first viewed")
-        features = self._features
-        df = self._df
-        postings = self._postings
-        all_lengths = (self._lengths0, self._lengths1, self._lengths2, self._lengths3)
-        tallies = self._length_counts
-        sums = self._length_sum
-        terms: list[str] = []
-        for key, feature in items:
-            if key < 0 or key in features:
-                raise ValueError(f"extend() needs new non-negative keys, not {key!r}")
-            features[key] = feature
-            for i, counts in enumerate(feature.counts):
-                length = feature.lengths[i]
-                lengths = all_lengths[i]
-                if key >= len(lengths):
-                    lengths.extend([0] * (key + 1 - len(lengths)))
-                lengths[key] = length
-                if length:
-                    sums[i] += length
-                    tallies[i][length] = tallies[i].get(length, 0) + 1
-                rows = postings[i]
-                for term, count in counts.items():
-                    row = rows.get(term)
-                    if row is None:
-                        rows[term] = {key: count}
-                    else:
-                        row[key] = count
-            terms.extend(set().union(*feature.counts))
-            self._join(key, feature)
-        counted = collections.Counter(terms)
-        new = [term for term in counted if term not in df]
-        for term, n in counted.items():
-            df[term] = df.get(term, 0) + n
-        if new:
-            self._vocabulary.extend(new)
-            self._vocabulary.sort()
-
-    def _unpost(self, field: int, term: str, key: int) -> None:
-        postings = self._postings[field]
-        if len(postings[term]) == 1:
-            del self._postings_of(field)[term]
-            self._owned.discard((field, term))
-        else:
-            del self._row(field, term)[key]
-
-    def _join(self, key: int, features: DocumentFeatures) -> None:
-        """Record what a ``supersedes`` link can name this document by, and its own link."""
-        for handles, handle in zip(self._handles, features.handles, strict=True):
-            if handle:
-                handles.setdefault(handle, set()).add(key)
-        if features.supersedes:
-            self._links[key] = features.supersedes
-
-    def _leave(self, key: int, features: DocumentFeatures) -> None:
-        for handles, handle in zip(self._handles, features.handles, strict=True):
-            members = handles.get(handle)
-            if members is not None:
-                members.discard(key)
-                if not members:
-                    del handles[handle]
-        self._links.pop(key, None)
-
-    def _successors(self) -> dict[int, set[int]]:
-        """Superseded key -> the keys of the documents whose links name it.
-
-        A link names every document with that relative path, else the one
-        document with that name (a name several others share names nothing);
-        a link naming nothing, or two documents naming each other, supersedes
-        nothing.
-        """
-        by_path, by_name = self._handles
-        edges: set[tuple[int, int]] = set()
-        for key, target in self._links.items():
-            named = by_path.get(target, set()) - {key}
-            if not named:
-                named = by_name.get(target, set()) - {key}
-                if len(named) != 1:
-                    continue
-            edges.update((old, key) for old in named)
-        found: dict[int, set[int]] = {}
-        for old, new in edges:
-            if (new, old) not in edges:
-                found.setdefault(old, set()).add(new)
-        return found
-
-    def remove(self, key: int) -> None:
-        """Drop the document under ``key`` (no-op when absent); unused terms leave."""
-        features = self._features.get(key)
-        if features is None:
-            return
-        self._unshare()
-        self._own("_features")
-        del self._features[key]
-        for i, counts in enumerate(features.counts):
-            self._set_length(i, key, features.lengths[i], 0)
-            for term in counts:
-                self._unpost(i, term, key)
-        self._count_terms(set().union(*features.counts), ())
-        self._leave(key, features)
-
-    def _averages(self) -> tuple[float, ...]:
-        return tuple(
-            _average(total, sum(tally.values()))
-            for total, tally in zip(self._length_sum, self._length_counts, strict=True)
-        )
-
-    def statistics(self) -> PoolStatistics:
-        """The pool statistics now (a copy; for tests and diagnostics)."""
-        return PoolStatistics(
-            documents=len(self._features),
-            frequencies=dict(self._df),
-            averages=self._averages(),
-            vocabulary=tuple(self._vocabulary),
-        )
-
-    def view(
-        self,
-        order: Sequence[int],
-        *,
-        thresholds: Thresholds | None = None,
-        checkpoint: Callable[[], None] = no_pause,
-    ) -> FieldedIndex:
-        """An immutable index over the documents under ``order``'s keys, in that order.
-
-        ``order`` must name every key of the pool exactly once.
-        """
-        if len(order) != len(self._features):
-            raise ValueError("a view must order every document of the pool")
-        self._published = True
-        return FieldedIndex._over(self, order, thresholds, checkpoint)
 
 
 def index_terms(
@@ -741,17 +281,26 @@ class FieldedIndex:
         for start in range(0, len(features), _CHUNK):
             checkpoint()
             pool.extend(enumerate(features[start : start + _CHUNK], start))
-        pool._published = True
+        pool.publish()
         self._setup(pool, range(len(pool)), thresholds, checkpoint)
 
     @classmethod
-    def _over(
+    def over(
         cls,
         pool: FieldedPool,
         order: Sequence[int],
-        thresholds: Thresholds | None,
-        checkpoint: Callable[[], None],
+        *,
+        thresholds: Thresholds | None = None,
+        checkpoint: Callable[[], None] = no_pause,
     ) -> FieldedIndex:
+        """An immutable index over ``pool``'s documents under ``order``'s keys, in that order.
+
+        ``order`` must name every key of the pool exactly once. The pool copies
+        what the index reads before its next change, so the index stays valid.
+        """
+        if len(order) != len(pool):
+            raise ValueError("a view must order every document of the pool")
+        pool.publish()
         index = cls.__new__(cls)
         index._setup(pool, order, thresholds, checkpoint)
         return index
@@ -902,8 +451,8 @@ class FieldedIndex:
             keys, values = known.keys, known.values
         else:
             keys, values = self._compute(rows, idf)
-            if len(self._term_cache) < _TERM_CACHE or term in self._term_cache:
-                self._term_cache[term] = _TermValues(rows, averages, idf, keys, values)
+            if len(self._term_cache) < TERM_CACHE or term in self._term_cache:
+                self._term_cache[term] = TermValues(rows, averages, idf, keys, values)
         position = self._position
         docs = keys if position is None else tuple(map(position.__getitem__, keys))
         result = (docs, values)

@@ -29,7 +29,7 @@ from memrecall.engine.scoring.catalog_index import (
     Slots,
     field_texts,
 )
-from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedPool
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, FieldedPool
 from memrecall.engine.scoring.reference import DocumentFields
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
@@ -326,7 +326,7 @@ class CatalogEntries:
             diagnostics.extend(_diagnostic(d) for d in entry.diagnostics)
         self._maps_shared = True
         if self.scorer == "fielded":
-            view = self._pool.view(slots, checkpoint=pacing.checkpoint)
+            view = FieldedIndex.over(self._pool, slots, checkpoint=pacing.checkpoint)
             recency = list(map(SLOT, self._recency))
             lookups = Lookups(slots, recency, self._by_path)
             return Snapshot(documents, view, tuple(diagnostics), order=lookups)

@@ -168,6 +168,8 @@ FINGERPRINTED: Final = tuple(
         "engine.scoring.tokens",
         "engine.scoring.analysis",
         "engine.scoring.reference",
+        "engine.scoring.features",
+        "engine.scoring.pool",
         "engine.scoring.fielded",
         "engine.scoring.catalog_index",
         "sources.catalog.entries",

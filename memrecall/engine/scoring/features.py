@@ -1,0 +1,153 @@
+"""What the ``fielded`` scorer keeps per document: :class:`DocumentFeatures`, and its constants.
+
+A document's features depend only on the document (and the analysis in
+:mod:`memrecall.engine.scoring.analysis`), never on the pool or the query, so
+a catalog caches them per file. :class:`Params` holds the scorer's constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import msgspec
+
+from memrecall.engine.scoring.analysis import term_counts
+from memrecall.engine.scoring.reference import MAX_BODY_CHARS
+from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
+from memrecall.events.documents import MemoryDocument
+
+__all__ = [
+    "FIELDS",
+    "MAX_ANALYSED_CHARS",
+    "MAX_ANALYSED_HEADING_CHARS",
+    "DocumentFeatures",
+    "Params",
+    "link_target",
+    "no_pause",
+]
+
+FIELDS = ("title", "description", "body", "tail")
+"""Scored fields: ``body`` is the rendered window, ``tail`` the rest of the body."""
+
+MAX_ANALYSED_CHARS = 20_000
+"""How much of a body is analysed (window and tail together, in characters).
+
+A memory is a note, not an archive: 1,200 characters are rendered and the
+reference scorer searches only those. Past this bound a pasted log or dump
+would only cost time (a 0.9 MB body took 330 ms to analyse, more than the
+whole initial wait) and dilute its own length normalisation. The rest of such
+a body is not searched.
+"""
+
+MAX_ANALYSED_HEADING_CHARS = 2_000
+"""How much of a title, and of a description, is analysed (characters)."""
+
+
+def no_pause() -> None:
+    """The default pacing checkpoint: returns at once.
+
+    Scoring is CPU-bound; a caller that runs it in a worker thread beside an event loop
+    passes its pacer's checkpoint instead (:func:`memrecall.sources.pacing.checkpoint`).
+    """
+
+
+@attrs.frozen
+class Params:
+    """The scorer's constants.
+
+    ``k1``, the field weights and ``b`` are conventional BM25F values, kept after a sweep
+    found nothing clearly better; ``variant``, ``saturation`` and ``second`` were chosen on
+    measured runs. docs/evaluation.md has the measurements.
+    """
+
+    k1: float = 1.2
+    weights: tuple[float, float, float, float] = (3.0, 2.0, 1.0, 0.5)
+    """Field weights, in :data:`FIELDS` order."""
+    b: tuple[float, float, float, float] = (0.3, 0.5, 0.75, 0.75)
+    """Length normalisation per field."""
+    variant: float = 0.6
+    """Credit of an inflected form relative to the exact term."""
+    saturation: float = 4.0
+    """Coverage is measured against at most this many of the rarest possible terms."""
+    second: float = 0.8
+    """The second fast document must score at least this share of the first."""
+    freshness: float = 0.05
+    """Most the freshness prior can add to a document's ordering score (a share)."""
+    half_life: float = 180.0
+    """Days after which the freshness prior has halved (age from the pool's newest document)."""
+    subject: float = 0.25
+    """Idf-weighted term overlap at which two documents are about the same subject."""
+    subject_query: float = 0.5
+    """Share of the matched query weight both documents of a same-subject pair must match."""
+    subject_gap: float = 14.0
+    """Days at least between the two documents of a same-subject pair: notes written
+    within the same fortnight are companions, not one updating the other."""
+    subject_ratio: float = 0.35
+    """A newer same-subject document overtakes an older one from this share of its score."""
+    subject_window: int = 8
+    """How many of the best-ranked documents the same-subject rule looks at."""
+    paste_margin: float = 0.8
+    """In a paste (a query cut to its most specific terms), the first document is judged
+    strong only when the runner-up scores under this share of it; no other one is."""
+    min_pool: int = 20
+    """idf is computed as if the pool held at least this many documents. In a
+    tree of a handful of memories every word is "common" by the plain formula,
+    so nothing could ever be judged strong; pools this size or larger (like the
+    calibration corpus) are unaffected."""
+
+
+class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A document as the ``fielded`` scorer sees it: counted terms per field, and its mtime.
+
+    Depends only on the document (and this module's analysis), so it can be
+    cached per document and reused for every pool and query; it is a msgspec
+    Struct so that a cache file stores it as it is.
+    """
+
+    counts: tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]
+    lengths: tuple[int, int, int, int]
+    mtime: float
+    handles: tuple[str, str]
+    """Normalised relative path (without ``.md``) and name: what a ``supersedes`` link can name."""
+    supersedes: str
+    """The normalised ``supersedes`` link (empty when none)."""
+
+    @classmethod
+    def of(
+        cls, document: MemoryDocument, *, checkpoint: Callable[[], None] = no_pause
+    ) -> DocumentFeatures:
+        """Analyse a document's fields (body split at the rendered window, cut at
+        :data:`MAX_ANALYSED_CHARS`), calling ``checkpoint`` between fields."""
+        checkpoint()
+        body = body_text(document.body)[:MAX_ANALYSED_CHARS]
+        window = utf16_prefix(body, MAX_BODY_CHARS)
+        fields = (
+            document.title[:MAX_ANALYSED_HEADING_CHARS],
+            document.description[:MAX_ANALYSED_HEADING_CHARS],
+            window,
+            body[len(window) :],
+        )
+        counts = []
+        for text in fields:
+            counts.append(term_counts(text))
+            checkpoint()
+        lengths = [sum(c.values()) for c in counts]
+        return cls(
+            counts=(counts[0], counts[1], counts[2], counts[3]),
+            lengths=(lengths[0], lengths[1], lengths[2], lengths[3]),
+            mtime=document.mtime,
+            handles=(link_target(document.relative_path), link_target(document.title)),
+            supersedes=link_target(document.supersedes),
+        )
+
+
+def link_target(text: str) -> str:
+    """How a ``supersedes`` link and the names it may match are compared: NFKC,
+    lower case, trimmed, without a leading ``./`` or a trailing ``.md``."""
+    target = normalize(text).strip().replace("\\", "/")
+    while target.startswith("./"):
+        target = target[2:]
+    if target.endswith(".md"):
+        target = target[:-3]
+    return target.strip()
