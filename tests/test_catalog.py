@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -390,7 +390,7 @@ def test_concurrent_snapshots_from_many_threads(
         write(project / f"t{i}.md", note(f"T{i} deploy"), 100 + i)
     write(project / "late.md", note("Late"), 999)
     expected = scan_tree(tree).documents
-    results: list[tuple[object, ...]] = []
+    results: list[Sequence[object]] = []
 
     def worker() -> None:
         for _ in range(5):

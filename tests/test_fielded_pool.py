@@ -7,6 +7,8 @@ those of the documents now in it, counted directly, and a view over the pool
 must rank exactly like a :class:`FieldedIndex` built from scratch over the same
 documents in the same order. A view published earlier must keep answering as
 it did when it was published (copy on write), however the pool moved on.
+A pool saved as an image and loaded again (its postings and features read on
+demand) is the same pool, and stays so through later changes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from memrecall.engine.scoring.fielded import (
     Match,
     Params,
 )
+from memrecall.engine.scoring.pool_image import PoolImage
 from tests.factories import memory
 
 WORDS = [
@@ -93,6 +96,14 @@ class PoolMachine(RuleBasedStateMachine):
         self.pool.remove(key)
         self.model.pop(key, None)
 
+    @rule()
+    def reload(self) -> None:
+        """Save the pool as a cache file would and carry on with the loaded one."""
+        stored = msgspec.msgpack.encode(self.pool.image())
+        self.pool = FieldedPool.from_image(
+            msgspec.msgpack.decode(stored, type=PoolImage), params=self.params
+        )
+
     @rule(order=st.randoms(use_true_random=False))
     def publish(self, order: object) -> None:
         keys = list(self.model)
@@ -111,6 +122,7 @@ class PoolMachine(RuleBasedStateMachine):
         assert now.frequencies == frequencies
         assert now.averages == averages
         assert now.vocabulary == tuple(sorted(frequencies))
+        assert {key: self.pool.get(key) for key in self.model} == self.model
 
     @invariant()
     def published_views_do_not_change(self) -> None:

@@ -81,7 +81,7 @@ class Snapshot:
     ``order`` holds per-pool lookups, computed once per snapshot.
     """
 
-    documents: tuple[MemoryDocument, ...]
+    documents: Sequence[MemoryDocument]
     ranker: Ranker
     diagnostics: tuple[Diagnostic, ...] = ()
     preparer: CandidatePreparer | None = None
@@ -184,7 +184,7 @@ class RankedSource:
     def snapshot(self) -> Snapshot:
         """The inner snapshot with a ``fielded`` index (documents analysed once each)."""
         inner = self.inner.snapshot()
-        index, order = self.ranking.index(inner.documents)
+        index, order = self.ranking.index(tuple(inner.documents))
         return Snapshot(inner.documents, index, inner.diagnostics, order=order)
 
 

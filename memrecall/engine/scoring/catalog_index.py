@@ -203,7 +203,7 @@ class CatalogIndex:
 
     def __init__(
         self,
-        documents: tuple[MemoryDocument, ...],
+        documents: Sequence[MemoryDocument],
         slots: Sequence[int],
         fields: Sequence[FieldTexts | None],
         columns: tuple[Column, Column, Column],

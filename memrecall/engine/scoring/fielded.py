@@ -81,7 +81,14 @@ from memrecall.engine.scoring.features import (
     no_pause,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
-from memrecall.engine.scoring.pool import TERM_CACHE, FieldedPool, PoolStatistics, TermValues
+from memrecall.engine.scoring.pool import (
+    TERM_CACHE,
+    FieldedPool,
+    PoolStatistics,
+    TermValues,
+    rows_of,
+)
+from memrecall.engine.scoring.pool_image import features_in
 from memrecall.events.documents import MemoryDocument
 
 __all__ = [
@@ -322,12 +329,13 @@ class FieldedIndex:
         self._doc_features = features
         self._df = pool._df
         self._field_postings = pool._postings
+        self._base = pool._base
         self._lengths = (pool._lengths0, pool._lengths1, pool._lengths2, pool._lengths3)
         self._vocabulary = pool._vocabulary
         self._position: dict[int, int] | None = (
             None if isinstance(order, range) else dict(zip(order, range(len(order)), strict=True))
         )
-        self._mtimes = [features[key].mtime for key in order]
+        self._mtimes = list(map(pool._mtimes.__getitem__, order))
         count = max(len(order), self.params.min_pool)
         self._count = count
         p = self.params
@@ -417,7 +425,8 @@ class FieldedIndex:
     @property
     def features(self) -> tuple[DocumentFeatures, ...]:
         """Each document's features, in pool order."""
-        return tuple(self._doc_features[key] for key in self._keys_order)
+        features = self._doc_features
+        return tuple(features_in(features, key) for key in self._keys_order)
 
     def _idf(self, term: str) -> float | None:
         df = self._df.get(term)
@@ -439,7 +448,7 @@ class FieldedIndex:
         idf = self._idf(term)
         if idf is None:
             return (), ()
-        rows = tuple(postings.get(term) for postings in self._field_postings)
+        rows = rows_of(self._field_postings, self._base, term)
         averages = tuple(a if row else None for a, row in zip(self._averages, rows, strict=True))
         known = self._term_cache.get(term)
         if (
@@ -621,7 +630,7 @@ class FieldedIndex:
             return True
         k1 = self.params.k1
         rows = [
-            (tuple(postings.get(key) for postings in self._field_postings), self._idf(key), credit)
+            (rows_of(self._field_postings, self._base, key), self._idf(key), credit)
             for key, credit in keys
         ]
         exact = len(rows) == 1 and rows[0][2] == 1.0
@@ -745,7 +754,7 @@ class FieldedIndex:
         """A document's subject terms (title, description, rendered body) and their idf sum."""
         known = self._subjects.get(i)
         if known is None:
-            counts = self._doc_features[self._keys_order[i]].counts
+            counts = features_in(self._doc_features, self._keys_order[i]).counts
             terms = frozenset().union(counts[0], counts[1], counts[2])
             known = (terms, sum(self._idf(t) or 0.0 for t in terms))
             if len(self._subjects) < 50_000:

@@ -13,10 +13,37 @@ import collections
 from collections.abc import Iterable
 
 import attrs
+import msgspec
 
 from memrecall.engine.scoring.features import FIELDS, DocumentFeatures, Params
+from memrecall.engine.scoring.pool_image import PoolImage, PoolReader, features_in, write_image
 
-__all__ = ["TERM_CACHE", "FieldedPool", "PoolStatistics", "TermValues"]
+__all__ = ["TERM_CACHE", "FieldedPool", "PoolStatistics", "TermValues", "rows_of"]
+
+Postings = dict[str, dict[int, int]]
+"""One field's postings: term -> {key: count}."""
+
+
+def rows_of(
+    postings: tuple[Postings, ...], base: PoolReader | None, term: str
+) -> tuple[dict[int, int] | None, ...]:
+    """``term``'s postings in each field: from ``postings``, else (a pool loaded from an
+    image) decoded from ``base`` and kept in ``postings`` for the next query.
+
+    An empty row is a term the pool no longer has in that field. Keeping a decoded
+    row is not a change: the pool copies a field's dict before changing it, and
+    copies a row before changing it once a view may have read it.
+    """
+    rows = tuple(field.get(term) for field in postings)
+    if base is None or None not in rows:
+        return rows
+    found: list[dict[int, int] | None] = []
+    for i, (field, row) in enumerate(zip(postings, rows, strict=True)):
+        stored = base.row(i, term) if row is None else row
+        if row is None and stored is not None:
+            field[term] = stored
+        found.append(stored)
+    return tuple(found)
 
 
 @attrs.frozen
@@ -75,7 +102,13 @@ class FieldedPool:
 
     def __init__(self, *, params: Params | None = None) -> None:
         self.params = params or Params()
-        self._features: dict[int, DocumentFeatures] = {}
+        self._features: dict[int, DocumentFeatures | msgspec.Raw] = {}
+        """Each key's features; still encoded (``Raw``) for a loaded key until first read."""
+        self._base: PoolReader | None = None
+        """The image this pool was loaded from (:meth:`from_image`): rows not in
+        ``_postings`` are read from it."""
+        self._mtimes: list[float] = []
+        """Each key's document mtime (read only when a view is made)."""
         self._df: dict[str, int] = {}
         self._postings: tuple[dict[str, dict[int, int]], ...] = tuple({} for _ in FIELDS)
         self._lengths0: list[int] = []
@@ -87,6 +120,8 @@ class FieldedPool:
         self._length_counts: list[dict[int, int]] = [{} for _ in FIELDS]
         self._handles: tuple[dict[str, set[int]], dict[str, set[int]]] = ({}, {})
         """Keys by normalised relative path, and by normalised name."""
+        self._handles_ready = True
+        """False for a loaded pool until a link needs the handles (:meth:`_ready_handles`)."""
         self._links: dict[int, str] = {}
         """Keys whose document has a ``supersedes`` link, and its target."""
         self._published = False
@@ -109,7 +144,76 @@ class FieldedPool:
 
     def get(self, key: int) -> DocumentFeatures | None:
         """The features stored under ``key``, if any."""
-        return self._features.get(key)
+        return features_in(self._features, key) if key in self._features else None
+
+    @classmethod
+    def from_image(cls, image: PoolImage, *, params: Params | None = None) -> FieldedPool:
+        """A pool equal to the one :meth:`image` was taken of, loaded without a pass over
+        its postings: a term's postings and a document's features are decoded when first
+        needed. Raises ``ValueError`` when the image's parts do not fit together."""
+        base = PoolReader.of(image)
+        pool = cls(params=params)
+        pool._base = base
+        pool._vocabulary = list(base.terms)
+        pool._df = base.frequencies()
+        pool._features = dict(zip(base.slots(), image.features, strict=True))
+        pool._lengths0, pool._lengths1, pool._lengths2, pool._lengths3 = (
+            base.lengths(i) for i in range(len(FIELDS))
+        )
+        pool._mtimes = base.mtimes()
+        for i, lengths in enumerate(pool._all_lengths()):
+            tally = collections.Counter(lengths)
+            tally.pop(0, None)
+            pool._length_counts[i] = dict(tally)
+            pool._length_sum[i] = sum(length * n for length, n in tally.items())
+        pool._links = dict(image.links)
+        pool._handles_ready = False
+        return pool
+
+    def image(self) -> PoolImage:
+        """The pool as a cache file stores it (see :mod:`memrecall.engine.scoring.pool_image`)."""
+        base = self._base
+        position = {} if base is None else {term: i for i, term in enumerate(base.terms)}
+
+        def run_of(field: int, term: str) -> tuple[Iterable[int], Iterable[int]] | None:
+            row = self._postings[field].get(term)
+            if row is not None:
+                return list(row), list(row.values())
+            if base is None or term not in position:
+                return None
+            return base.run(field, term)
+
+        return write_image(
+            terms=list(self._vocabulary),
+            frequencies=self._df,
+            run_of=run_of,
+            features=self._features,
+            lengths=self._all_lengths(),
+            mtimes=self._mtimes,
+            links=self._links,
+            handles=self._handles_of_keys(),
+        )
+
+    def _handles_of_keys(self) -> dict[int, tuple[str, str]]:
+        """Key -> what a link can name its document by (stored ones from the image)."""
+        stored = {} if self._base is None else self._base.handles()
+        return {
+            key: stored[key] if isinstance(value, msgspec.Raw) else value.handles
+            for key, value in self._features.items()
+        }
+
+    def _ready_handles(self) -> None:
+        """Build the handle maps of a loaded pool (the first time a link needs them)."""
+        if self._handles_ready:
+            return
+        self._handles_ready = True
+        for key, pair in self._handles_of_keys().items():
+            for handles, handle in zip(self._handles, pair, strict=True):
+                if handle:
+                    handles.setdefault(handle, set()).add(key)
+
+    def _all_lengths(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        return (self._lengths0, self._lengths1, self._lengths2, self._lengths3)
 
     def _unshare(self) -> None:
         """After a view: every container it reads is copied before its first change."""
@@ -140,7 +244,8 @@ class FieldedPool:
         postings = self._postings_of(field)
         row = postings.get(term)
         if row is None:
-            row = postings[term] = {}
+            stored = None if self._base is None else self._base.row(field, term)
+            row = postings[term] = {} if stored is None else stored
             self._owned.add((field, term))
         elif not self._all_owned and (field, term) not in self._owned:
             row = postings[term] = dict(row)
@@ -198,9 +303,10 @@ class FieldedPool:
         if key < 0:
             raise ValueError("pool keys are non-negative ints")
         self._unshare()
-        old = self._features.get(key)
+        old = self.get(key)
         self._own("_features")
         self._features[key] = features
+        self._set_mtime(key, features.mtime)
         empty: dict[str, int] = {}
         for i in range(len(FIELDS)):
             self._set_length(i, key, 0 if old is None else old.lengths[i], features.lengths[i])
@@ -227,8 +333,8 @@ class FieldedPool:
         The same result as :meth:`add` for each, built in tight loops. Only on
         a pool that no view has read yet, with keys it does not hold.
         """
-        if self._published or not self._all_owned:
-            raise ValueError("extend() only before the pool is first viewed")
+        if self._published or not self._all_owned or self._base is not None:
+            raise ValueError("extend() only before the pool is first viewed, and not loaded")
         features = self._features
         df = self._df
         postings = self._postings
@@ -240,6 +346,7 @@ class FieldedPool:
             if key < 0 or key in features:
                 raise ValueError(f"extend() needs new non-negative keys, not {key!r}")
             features[key] = feature
+            self._set_mtime(key, feature.mtime)
             for i, counts in enumerate(feature.counts):
                 length = feature.lengths[i]
                 lengths = all_lengths[i]
@@ -267,20 +374,28 @@ class FieldedPool:
             self._vocabulary.sort()
 
     def _unpost(self, field: int, term: str, key: int) -> None:
-        postings = self._postings[field]
-        if len(postings[term]) == 1:
+        row = self._row(field, term)
+        del row[key]
+        if not row and self._base is None:
+            # (a loaded pool keeps the empty row: the term left, whatever the image says)
             del self._postings_of(field)[term]
             self._owned.discard((field, term))
-        else:
-            del self._row(field, term)[key]
+
+    def _set_mtime(self, key: int, mtime: float) -> None:
+        mtimes = self._mtimes
+        if key >= len(mtimes):
+            mtimes.extend([0.0] * (key + 1 - len(mtimes)))
+        mtimes[key] = mtime
 
     def _join(self, key: int, features: DocumentFeatures) -> None:
         """Record what a ``supersedes`` link can name this document by, and its own link."""
+        if features.supersedes:
+            self._links[key] = features.supersedes
+        if not self._handles_ready:
+            return
         for handles, handle in zip(self._handles, features.handles, strict=True):
             if handle:
                 handles.setdefault(handle, set()).add(key)
-        if features.supersedes:
-            self._links[key] = features.supersedes
 
     def _leave(self, key: int, features: DocumentFeatures) -> None:
         for handles, handle in zip(self._handles, features.handles, strict=True):
@@ -299,6 +414,9 @@ class FieldedPool:
         a link naming nothing, or two documents naming each other, supersedes
         nothing.
         """
+        if not self._links:
+            return {}
+        self._ready_handles()
         by_path, by_name = self._handles
         edges: set[tuple[int, int]] = set()
         for key, target in self._links.items():
@@ -316,7 +434,7 @@ class FieldedPool:
 
     def remove(self, key: int) -> None:
         """Drop the document under ``key`` (no-op when absent); unused terms leave."""
-        features = self._features.get(key)
+        features = self.get(key)
         if features is None:
             return
         self._unshare()

@@ -18,7 +18,6 @@ import itertools
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import cast
 
 import msgspec
 
@@ -33,11 +32,18 @@ from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Fie
 from memrecall.engine.scoring.reference import DocumentFields
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
+from memrecall.sources.catalog.documents import (
+    Held,
+    LoadedDocuments,
+    decode_document,
+    encode_document,
+)
 from memrecall.sources.catalog.listing import Signature, recent, signature_of, stored_diagnostic
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
 from memrecall.sources.catalog.order import SLOT, Lookups, OrderKey, apply, recency_key
 from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
+    NO_DOCUMENT,
     CachedFile,
     StoredCatalog,
     StoredPostings,
@@ -92,8 +98,16 @@ class CatalogEntries:
     Not thread-safe: the catalog calls it under its lock.
     """
 
-    def __init__(self, scorer: ScorerName, clock: Callable[[], int], stats: CatalogStats) -> None:
+    def __init__(
+        self,
+        scorer: ScorerName,
+        clock: Callable[[], int],
+        stats: CatalogStats,
+        scopes: Sequence[Scope],
+    ) -> None:
         self.scorer: ScorerName = scorer
+        self._scope_ranks = [_SCOPE_RANK[scope] for scope in scopes]
+        """Each root's place in the recall order (project before user)."""
         self.stats = stats
         self._clock = clock
         self.entries: dict[Key, CachedFile] = {}
@@ -106,7 +120,8 @@ class CatalogEntries:
         self._order_add: set[OrderKey] = set()
         self._order_del: set[OrderKey] = set()
         self._recency: list[OrderKey] = []  # fielded only: mtime first (see recency_key)
-        self._docs: list[MemoryDocument | None] = []
+        self._docs: list[Held | None] = []
+        """Each slot's document (still encoded when loaded and not read since)."""
         self._fields: list[FieldTexts | None] = []
         self._free: list[int] = []
         self._builder = IndexBuilder()
@@ -118,30 +133,45 @@ class CatalogEntries:
         self._loaded_keys: set[Key] = set()
         self._reread_keys: set[Key] = set()
 
-    def stored(self) -> tuple[list[CachedFile], list[StoredPostings]]:
-        """The entries and (``reference`` only) the word index postings, as the file keeps them."""
+    def stored(self) -> StoredCatalog:
+        """The entries, documents and scorer's index as the file keeps them (the caller
+        adds the roots, listings and settings)."""
         self.flush_index()
+        fielded = self.scorer == "fielded"
         postings = [
             StoredPostings(
                 words=list(column),
                 counts=[len(slots) for slots in column.values()],
                 slots=b"".join(slots.tobytes() for slots in column.values()),
             )
-            for column in (() if self.scorer == "fielded" else self._builder.postings())
+            for column in (() if fielded else self._builder.postings())
         ]
-        return list(self.entries.values()), postings
+        return StoredCatalog(
+            roots=[],
+            entries=list(self.entries.values()),
+            listings=[],
+            documents=[NO_DOCUMENT if d is None else encode_document(d) for d in self._docs],
+            fields=[] if fielded else list(self._fields),
+            postings=postings,
+            pool=self._pool.image() if fielded else None,
+        )
 
-    @staticmethod
-    def _order_key(entry: CachedFile) -> OrderKey:
-        document = entry.document
-        assert document is not None
+    def _order_key(self, entry: CachedFile) -> OrderKey:
         return (
-            _SCOPE_RANK[document.scope],
-            -document.mtime,
-            document.relative_path,
+            self._scope_ranks[entry.root_index],
+            -entry.mtime,
+            entry.relative_path,
             entry.root_index,
             entry.slot,
         )
+
+    def document(self, slot: int) -> MemoryDocument:
+        """The document in ``slot`` (decoded, and kept decoded, if it was still encoded)."""
+        value = self._docs[slot]
+        assert value is not None
+        if isinstance(value, msgspec.Raw):
+            value = self._docs[slot] = decode_document(value)
+        return value
 
     def validate(self, topic: TopicFile, entry: CachedFile) -> bool:
         self.stats.stats += 1
@@ -154,6 +184,33 @@ class CatalogEntries:
         if _trusted(entry, info):
             return False
         return self.read(topic, entry)
+
+    def validate_all(self, checks: Sequence[tuple[TopicFile, CachedFile]]) -> bool:
+        """:meth:`validate` each ``(topic, entry)``, in one tight loop (a cold start
+        checks every file of the tree); True if any document or diagnostic changed."""
+        self.stats.stats += len(checks)
+        stat = os.stat
+        changed = False
+        for n, (topic, entry) in enumerate(checks):
+            if n % 256 == 255:
+                pacing.checkpoint()
+            try:
+                info = stat(topic.path)
+            except OSError:
+                changed |= self.read(topic, entry)
+                continue
+            signature = entry.signature
+            if (
+                signature is None
+                or signature[3] != info.st_mtime_ns
+                or signature[4] != info.st_ctime_ns
+                or signature[2] != info.st_size
+                or signature[1] != info.st_ino
+                or signature[0] != info.st_dev
+                or recent(signature[3], signature[4], entry.read_ns)
+            ):
+                changed |= self.read(topic, entry)
+        return changed
 
     def read(self, topic: TopicFile, old: CachedFile | None) -> bool:
         """Read ``topic`` again; True if its document or diagnostics changed."""
@@ -173,7 +230,7 @@ class CatalogEntries:
             self._reread_keys.add(key)
         if (
             old is not None
-            and old.document == document
+            and (None if old.slot < 0 else self.document(old.slot)) == document
             and old.diagnostics == diagnostics
             and old.relative_path == topic.relative_path
         ):
@@ -193,15 +250,8 @@ class CatalogEntries:
             signature=signature,
             read_ns=seen,
             nlink=nlink,
-            document=document,
             diagnostics=diagnostics,
-            fields=None,
         )
-        if document is not None:
-            if self.scorer == "fielded":
-                entry.features = DocumentFeatures.of(document, checkpoint=pacing.checkpoint)
-            else:
-                entry.fields = field_texts(DocumentFields.of(document))
         self.entries[key] = entry
         if diagnostics:
             self._with_problems.add(key)
@@ -209,9 +259,14 @@ class CatalogEntries:
             self.linked.add(key)
         if document is not None:
             entry.slot = slot if slot >= 0 else self._allocate()
-            self._index_slot(entry.slot, entry.fields, entry.features)
+            entry.kind, entry.mtime = document.type, document.mtime
+            if self.scorer == "fielded":
+                features = DocumentFeatures.of(document, checkpoint=pacing.checkpoint)
+                self._index_slot(entry.slot, None, features)
+            else:
+                self._index_slot(entry.slot, field_texts(DocumentFields.of(document)), None)
             self._docs[entry.slot] = document
-            self._map_slot(entry.slot, document, add=True)
+            self._map_slot(entry.slot, entry.path, document.type, add=True)
             self._reorder(self._order_key(entry), add=True)
         return True
 
@@ -231,8 +286,8 @@ class CatalogEntries:
         if entry.slot < 0:
             return -1
         self._reorder(self._order_key(entry), add=False)
-        assert entry.document is not None
-        self._map_slot(entry.slot, entry.document, add=False)
+        assert entry.kind is not None
+        self._map_slot(entry.slot, entry.path, entry.kind, add=False)
         self._docs[entry.slot] = None
         if keep_slot:
             return entry.slot
@@ -261,23 +316,23 @@ class CatalogEntries:
         self._order_add, self._order_del = set(), set()
         return self._order
 
-    def _map_slot(self, slot: int, document: MemoryDocument, *, add: bool) -> None:
+    def _map_slot(self, slot: int, path: str, kind: MemoryType, *, add: bool) -> None:
         """Keep the type and path maps handed to published indexes (copy on write)."""
         if self._maps_shared:
             self._by_type = {kind: set(members) for kind, members in self._by_type.items()}
             self._by_path = dict(self._by_path)
             self._maps_shared = False
-        group = self._by_path.get(document.path, ())
+        group = self._by_path.get(path, ())
         if add:
-            self._by_type[document.type].add(slot)
-            self._by_path[document.path] = (*group, slot)
+            self._by_type[kind].add(slot)
+            self._by_path[path] = (*group, slot)
         else:
-            self._by_type[document.type].discard(slot)
+            self._by_type[kind].discard(slot)
             rest = tuple(s for s in group if s != slot)
             if rest:
-                self._by_path[document.path] = rest
+                self._by_path[path] = rest
             else:
-                del self._by_path[document.path]
+                del self._by_path[path]
 
     def _index_slot(
         self, slot: int, fields: FieldTexts | None, features: DocumentFeatures | None
@@ -316,7 +371,7 @@ class CatalogEntries:
         then those of the files (by root, then relative path), and the scorer's index."""
         self.flush_index()
         slots = list(map(SLOT, self._sorted_order()))
-        documents = cast("tuple[MemoryDocument, ...]", tuple(map(self._docs.__getitem__, slots)))
+        documents = LoadedDocuments(list(map(self._docs.__getitem__, slots)))  # type: ignore[arg-type]
         diagnostics = list(listing_diagnostics)
         problem_entries = sorted(
             (self.entries[key] for key in self._with_problems),
@@ -367,7 +422,7 @@ class CatalogEntries:
                 continue
             self._release(key, keep_slot=False)
             self.entries[key] = msgspec.structs.replace(
-                entry, document=None, diagnostics=wanted, fields=None, slot=-1, features=None
+                entry, diagnostics=wanted, slot=-1, kind=None, mtime=0.0
             )
             self._with_problems.add(key)
             self.linked.add(key)
@@ -379,7 +434,7 @@ class CatalogEntries:
         """Count and log the loaded entries that the first validation found out of date."""
         entries = self.entries
         stale = self._loaded_keys - entries.keys()
-        stale.update(key for key in self._loaded_keys & entries.keys() if key in self._reread_keys)
+        stale.update(k for k in self._reread_keys if k in self._loaded_keys and k in entries)
         self.stats.stale_on_load = len(stale)
         self._loaded_keys = set()
         self._reread_keys = set()
@@ -391,46 +446,60 @@ class CatalogEntries:
             )
 
     def adopt(self, stored: StoredCatalog) -> None:
-        """Take over a verified file's entries and index; raises ValueError if they are
-        inconsistent. Every adopted entry is still to be validated against the tree."""
-        slots = [e.slot for e in stored.entries if e.document is not None]
-        if len(set(slots)) != len(slots) or any(slot < 0 for slot in slots):
-            raise ValueError("document slots are not unique")
+        """Take over a verified file's entries, documents and index; raises ValueError if
+        they are inconsistent. Every adopted entry is still to be validated against the tree.
+
+        Nothing is decoded here that a recall may not need: documents stay encoded
+        until read, and a ``fielded`` pool is loaded from its image
+        (:meth:`FieldedPool.from_image`) rather than built posting by posting.
+        """
         fielded = self.scorer == "fielded"
-        if len(stored.postings) != (0 if fielded else 3):
-            raise ValueError("the word index needs three columns (none for fielded)")
-        capacity = max(slots, default=-1) + 1
-        analysed: list[tuple[int, DocumentFeatures]] = []
-        self._docs = [None] * capacity
-        self._fields = [None] * capacity
+        if (stored.pool is not None) != fielded or len(stored.postings) != (0 if fielded else 3):
+            raise ValueError("the file's index is not the one of this catalog's scorer")
+        stored_docs = stored.documents
+        capacity = len(stored_docs)
+        if not fielded and len(stored.fields) != capacity:
+            raise ValueError("the word index needs the fields of every slot")
+        docs: list[Held | None] = [None] * capacity
+        order = self._order
+        entries = self.entries
+        order_key = self._order_key
+        map_slot = self._map_slot
+        slots: set[int] = set()
         for entry in stored.entries:
             key = (entry.root_index, entry.path)
-            self.entries[key] = entry
+            entries[key] = entry
             if entry.diagnostics:
                 self._with_problems.add(key)
+                if any(d[1] == DiagnosticKind.DUPLICATE_LINK for d in entry.diagnostics):
+                    self.demoted.add(key)
             if entry.nlink > 1:
                 self.linked.add(key)
-            if any(d[1] == DiagnosticKind.DUPLICATE_LINK for d in entry.diagnostics):
-                self.demoted.add(key)
-            document = entry.document
-            data = entry.features if fielded else entry.fields
-            if document is None or data is None:
-                entry.slot = -1
+            slot = entry.slot
+            if slot < 0:
                 continue
-            self._docs[entry.slot] = document
-            if entry.features is not None:
-                analysed.append((entry.slot, entry.features))
-            self._fields[entry.slot] = entry.fields
-            self._order.append(self._order_key(entry))
-            self._map_slot(entry.slot, document, add=True)
-        for start in range(0, len(analysed), _ADOPT_CHUNK):
-            pacing.checkpoint()
-            self._pool.extend(analysed[start : start + _ADOPT_CHUNK])
+            if slot in slots or slot >= capacity or entry.kind is None:
+                raise ValueError("document slots are not unique")
+            slots.add(slot)
+            docs[slot] = stored_docs[slot]
+            order.append(order_key(entry))
+            map_slot(slot, entry.path, entry.kind, add=True)
+        if len(entries) != len(stored.entries):
+            raise ValueError("two entries for one file")
+        self._docs = docs
+        pacing.checkpoint()
+        if fielded:
+            assert stored.pool is not None
+            self._pool = FieldedPool.from_image(stored.pool)
+            if len(self._pool) != len(slots) or not all(slot in self._pool for slot in slots):
+                raise ValueError("the pool does not hold exactly the documents")
+            self._fields = [None] * capacity
+        else:
+            self._fields = list(stored.fields)
+            self._builder = IndexBuilder.from_postings([_postings(c) for c in stored.postings])
         self._order.sort()
         if fielded:
             self._recency = sorted(map(recency_key, self._order))
-        self._free = [slot for slot in range(capacity) if self._docs[slot] is None]
-        if not fielded:
-            self._builder = IndexBuilder.from_postings([_postings(c) for c in stored.postings])
+        self._free = [slot for slot in range(capacity) if docs[slot] is None]
         self.stats.loaded = len(self.entries)
         self._loaded_keys = set(self.entries)

@@ -63,6 +63,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import attrs
+import msgspec
 
 from memrecall.sources import pacing
 from memrecall.sources.catalog.entries import CatalogEntries
@@ -78,6 +79,7 @@ from memrecall.sources.catalog.listing import Listing as _Listing
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
 from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
+    CachedFile,
     ListedEntry,
     LoadFailure,
     StoredCatalog,
@@ -266,7 +268,9 @@ class CatalogSource:
         self._stale: set[str] = set()
         self._revalidate_dirs: set[str] = set()
         self._feed.reset()
-        self._files = CatalogEntries(self.scorer, self._clock, self.stats)
+        self._files = CatalogEntries(
+            self.scorer, self._clock, self.stats, [root.scope for root in self._roots]
+        )
         self._snapshot = None
 
     def _load(self) -> bool:
@@ -333,7 +337,6 @@ class CatalogSource:
             self._stale.add(stored_listing.path)
 
     def _stored(self) -> StoredCatalog:
-        entries, postings = self._files.stored()
         listings = [
             StoredListing(
                 path=listing.path,
@@ -348,13 +351,12 @@ class CatalogSource:
             and not listing.links
             and listing.path not in self._stale
         ]
-        return StoredCatalog(
+        return msgspec.structs.replace(
+            self._files.stored(),
             roots=[(root.scope.value, root.path) for root in self._roots],
             follow_links=self.tree.follow_links,
             scorer=self.scorer,
-            entries=entries,
             listings=listings,
-            postings=postings,
         )
 
     def _save(self) -> bool:
@@ -516,13 +518,16 @@ class CatalogSource:
         for key in gone:
             changed |= self._files.drop(key)
         revalidate = self._revalidate_dirs
+        entries = self._files.entries
+        checks: list[tuple[TopicFile, CachedFile]] = []
         for topic in files:
             key = (index, topic.path)
-            entry = self._files.entries.get(key)
+            entry = entries.get(key)
             if entry is None or key in reread:
                 changed |= self._files.read(topic, entry)
             elif force or entry.nlink > 1 or os.path.dirname(topic.path) in revalidate:
-                changed |= self._files.validate(topic, entry)
+                checks.append((topic, entry))
+        changed |= self._files.validate_all(checks)
         return changed
 
     def _recheck_root(

@@ -11,9 +11,12 @@ hint: the catalog re-validates every entry against the tree before use.
 The payload also carries a fingerprint of the code that produced it (the
 package version and the source of every module that parses, normalises,
 analyses or indexes), so a cache written by another version of the parser or
-scorer is rejected rather than trusted. A ``fielded`` catalog keeps each
-document's analysis (:class:`~memrecall.engine.scoring.fielded.DocumentFeatures`)
-in its entry, so one file holds everything a new process needs.
+scorer is rejected rather than trusted. A ``fielded`` catalog keeps its pool
+as a :class:`~memrecall.engine.scoring.pool_image.PoolImage`, so one file holds
+everything a new process needs, and the documents and their analyses stay
+encoded until they are used: a new process decodes the entries (what the
+first validation needs), the vocabulary and the postings of its query's
+terms, and the documents it recalls, not the whole tree.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ import attrs
 import msgspec
 
 from memrecall.engine.scoring.catalog_index import FieldTexts
-from memrecall.engine.scoring.fielded import DocumentFeatures
-from memrecall.events.documents import MemoryDocument
+from memrecall.engine.scoring.pool_image import PoolImage
+from memrecall.events.documents import MemoryType
 from memrecall.sources import cachefile
 from memrecall.sources.cachefile import (
     PRUNE_AFTER_S,
@@ -45,6 +48,7 @@ from memrecall.sources.cachefile import (
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
+    "NO_DOCUMENT",
     "PRUNE_AFTER_S",
     "STALE_TEMPORARY_S",
     "CacheLocation",
@@ -68,7 +72,7 @@ __all__ = [
 ]
 
 MAGIC: Final = b"memrecall-catalog\n"
-FORMAT_VERSION: Final = 4
+FORMAT_VERSION: Final = 5
 
 
 StoredDiagnostic = tuple[str, str, str, bool]
@@ -80,9 +84,10 @@ class CachedFile(msgspec.Struct, array_like=True, gc=False):
 
     ``signature`` is ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``
     taken just before the file was read at ``read_ns`` (wall clock); ``slot``
-    is the document's place in the scorer's index (-1 without a document).
-    A document carries what its catalog's scorer indexes: ``fields`` for the
-    ``reference`` word index, ``features`` for the ``fielded`` pool.
+    is the document's place in the scorer's index and in
+    :attr:`StoredCatalog.documents` (-1 without a document). ``kind`` and
+    ``mtime`` are the document's type and mtime: all the recall order and the
+    type map need, so a loaded document is decoded only when it is used.
     Instances form no reference cycles, so the garbage collector skips them.
     """
 
@@ -92,12 +97,10 @@ class CachedFile(msgspec.Struct, array_like=True, gc=False):
     signature: tuple[int, int, int, int, int] | None
     read_ns: int
     nlink: int
-    document: MemoryDocument | None
     diagnostics: tuple[StoredDiagnostic, ...]
-    fields: FieldTexts | None
     slot: int = -1
-    features: DocumentFeatures | None = None
-    """The ``fielded`` scorer's analysis of the document (catalogs of that scorer)."""
+    kind: MemoryType | None = None
+    mtime: float = 0.0
 
 
 class ListedEntry(msgspec.Struct, array_like=True, gc=False, frozen=True):
@@ -130,13 +133,23 @@ class StoredListing(msgspec.Struct, array_like=True):
     items: tuple[ListedEntry, ...]
 
 
+NO_DOCUMENT: Final = msgspec.Raw(b"\xc0")
+"""A free slot in :attr:`StoredCatalog.documents` (an encoded nil)."""
+
+
 class StoredCatalog(msgspec.Struct):
-    """The whole catalog: roots, entries, listings and the word index postings."""
+    """The whole catalog: roots, entries, listings, the documents (each still encoded,
+    indexed by slot) and the scorer's index: ``pool`` for ``fielded``, ``fields`` and
+    ``postings`` (the word index) for ``reference``."""
 
     roots: list[tuple[str, str]]
     entries: list[CachedFile]
     listings: list[StoredListing]
-    postings: list[StoredPostings]
+    documents: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    fields: list[FieldTexts | None] = msgspec.field(default_factory=list)
+    """Per slot, what the word index holds of the document (``reference`` only)."""
+    postings: list[StoredPostings] = msgspec.field(default_factory=list)
+    pool: PoolImage | None = None
     fingerprint: str = ""
     follow_links: bool = False
     scorer: str = "reference"
@@ -170,6 +183,7 @@ FINGERPRINTED: Final = tuple(
         "engine.scoring.reference",
         "engine.scoring.features",
         "engine.scoring.pool",
+        "engine.scoring.pool_image",
         "engine.scoring.fielded",
         "engine.scoring.catalog_index",
         "sources.catalog.entries",
@@ -209,7 +223,10 @@ class _LazyCatalog(msgspec.Struct):
     roots: list[tuple[str, str]]
     entries: list[msgspec.Raw]
     listings: list[StoredListing]
-    postings: list[StoredPostings]
+    documents: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    fields: list[FieldTexts | None] = msgspec.field(default_factory=list)
+    postings: list[StoredPostings] = msgspec.field(default_factory=list)
+    pool: PoolImage | None = None
     fingerprint: str = ""
     follow_links: bool = False
     scorer: str = "reference"
@@ -290,7 +307,10 @@ def load_catalog(
         roots=lazy.roots,
         entries=entries,
         listings=lazy.listings,
+        documents=lazy.documents,
+        fields=lazy.fields,
         postings=lazy.postings,
+        pool=lazy.pool,
         fingerprint=lazy.fingerprint,
         follow_links=lazy.follow_links,
         scorer=lazy.scorer,
