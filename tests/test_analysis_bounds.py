@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scoring import fielded as ranking
+from memrecall.engine.scoring import features as ranking
 from memrecall.engine.scoring.analysis import term_counts
 from memrecall.engine.scoring.fielded import (
     MAX_ANALYSED_CHARS,

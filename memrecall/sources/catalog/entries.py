@@ -146,15 +146,21 @@ class CatalogEntries:
             )
             for column in (() if fielded else self._builder.postings())
         ]
+        # in recall order, so that a new process's first sort finds them sorted
+        with_documents = [self.entries[key] for key in self._entry_keys_in_order()]
         return StoredCatalog(
             roots=[],
-            entries=list(self.entries.values()),
+            entries=with_documents + [e for e in self.entries.values() if e.slot < 0],
             listings=[],
             documents=[NO_DOCUMENT if d is None else encode_document(d) for d in self._docs],
             fields=[] if fielded else list(self._fields),
             postings=postings,
             pool=self._pool.image() if fielded else None,
         )
+
+    def _entry_keys_in_order(self) -> list[Key]:
+        by_slot = {e.slot: (e.root_index, e.path) for e in self.entries.values() if e.slot >= 0}
+        return [by_slot[SLOT(key)] for key in self._sorted_order()]
 
     def _order_key(self, entry: CachedFile) -> OrderKey:
         return (
@@ -461,11 +467,12 @@ class CatalogEntries:
         if not fielded and len(stored.fields) != capacity:
             raise ValueError("the word index needs the fields of every slot")
         docs: list[Held | None] = [None] * capacity
+        used: list[int] = []
         order = self._order
         entries = self.entries
-        order_key = self._order_key
-        map_slot = self._map_slot
-        slots: set[int] = set()
+        ranks = self._scope_ranks
+        by_path = self._by_path
+        by_type = self._by_type
         for entry in stored.entries:
             key = (entry.root_index, entry.path)
             entries[key] = entry
@@ -478,12 +485,14 @@ class CatalogEntries:
             slot = entry.slot
             if slot < 0:
                 continue
-            if slot in slots or slot >= capacity or entry.kind is None:
+            if slot >= capacity or docs[slot] is not None or entry.kind is None:
                 raise ValueError("document slots are not unique")
-            slots.add(slot)
             docs[slot] = stored_docs[slot]
-            order.append(order_key(entry))
-            map_slot(slot, entry.path, entry.kind, add=True)
+            used.append(slot)
+            order.append((ranks[key[0]], -entry.mtime, entry.relative_path, key[0], slot))
+            group = by_path.get(key[1])
+            by_path[key[1]] = (slot,) if group is None else (*group, slot)
+            by_type[entry.kind].add(slot)
         if len(entries) != len(stored.entries):
             raise ValueError("two entries for one file")
         self._docs = docs
@@ -491,7 +500,7 @@ class CatalogEntries:
         if fielded:
             assert stored.pool is not None
             self._pool = FieldedPool.from_image(stored.pool)
-            if len(self._pool) != len(slots) or not all(slot in self._pool for slot in slots):
+            if len(self._pool) != len(used) or not all(map(self._pool.__contains__, used)):
                 raise ValueError("the pool does not hold exactly the documents")
             self._fields = [None] * capacity
         else:

@@ -33,7 +33,6 @@ import msgspec
 
 from memrecall.engine.scoring.catalog_index import FieldTexts
 from memrecall.engine.scoring.pool_image import PoolImage
-from memrecall.events.documents import MemoryType
 from memrecall.sources import cachefile
 from memrecall.sources.cachefile import (
     PRUNE_AFTER_S,
@@ -43,6 +42,14 @@ from memrecall.sources.cachefile import (
     prune_cache_dir,
     read_cache_file,
     remove_stale_temporaries,
+)
+from memrecall.sources.catalog.cached import (
+    ENTRY_CHUNK,
+    CachedFile,
+    EntryColumns,
+    StoredDiagnostic,
+    from_columns,
+    to_columns,
 )
 
 __all__ = [
@@ -73,34 +80,6 @@ __all__ = [
 
 MAGIC: Final = b"memrecall-catalog\n"
 FORMAT_VERSION: Final = 5
-
-
-StoredDiagnostic = tuple[str, str, str, bool]
-"""``(path, kind, detail, skipped)``."""
-
-
-class CachedFile(msgspec.Struct, array_like=True, gc=False):
-    """One topic file as the catalog knows it, in memory and in the file alike.
-
-    ``signature`` is ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``
-    taken just before the file was read at ``read_ns`` (wall clock); ``slot``
-    is the document's place in the scorer's index and in
-    :attr:`StoredCatalog.documents` (-1 without a document). ``kind`` and
-    ``mtime`` are the document's type and mtime: all the recall order and the
-    type map need, so a loaded document is decoded only when it is used.
-    Instances form no reference cycles, so the garbage collector skips them.
-    """
-
-    root_index: int
-    path: str
-    relative_path: str
-    signature: tuple[int, int, int, int, int] | None
-    read_ns: int
-    nlink: int
-    diagnostics: tuple[StoredDiagnostic, ...]
-    slot: int = -1
-    kind: MemoryType | None = None
-    mtime: float = 0.0
 
 
 class ListedEntry(msgspec.Struct, array_like=True, gc=False, frozen=True):
@@ -191,6 +170,7 @@ FINGERPRINTED: Final = tuple(
         "sources.catalog.listing",
         "sources.catalog.source",
         "sources.catalog.store",
+        "sources.catalog.cached",
     )
 )
 """The modules whose source a catalog file depends on (parsing, normalising, analysis, indexing)."""
@@ -217,11 +197,11 @@ def default_cache_path(roots: list[tuple[str, str]]) -> str:
     return os.path.join(default_cache_dir(), f"catalog-{key}.bin")
 
 
-class _LazyCatalog(msgspec.Struct):
-    """:class:`StoredCatalog` with its entries left encoded, to be decoded in chunks."""
+class _CatalogFile(msgspec.Struct):
+    """:class:`StoredCatalog` as the file holds it: the entries by column."""
 
     roots: list[tuple[str, str]]
-    entries: list[msgspec.Raw]
+    entries: EntryColumns
     listings: list[StoredListing]
     documents: list[msgspec.Raw] = msgspec.field(default_factory=list)
     fields: list[FieldTexts | None] = msgspec.field(default_factory=list)
@@ -232,12 +212,11 @@ class _LazyCatalog(msgspec.Struct):
     scorer: str = "reference"
 
 
-DECODE_CHUNK: Final = 256
-"""Entries decoded between two pacing checkpoints when a catalog file is loaded."""
+DECODE_CHUNK: Final = ENTRY_CHUNK
+"""Entries made between two pacing checkpoints when a catalog file is loaded."""
 
 _encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(_LazyCatalog)
-_entry_decoder = msgspec.msgpack.Decoder(CachedFile)
+_decoder = msgspec.msgpack.Decoder(_CatalogFile)
 
 
 def _no_pause() -> None:
@@ -246,8 +225,19 @@ def _no_pause() -> None:
 
 def save_catalog(path: str, catalog: StoredCatalog) -> None:
     """Write ``catalog`` to ``path`` atomically (temporary file + rename)."""
-    catalog = msgspec.structs.replace(catalog, fingerprint=code_fingerprint())
-    parts = cachefile.frame(MAGIC, FORMAT_VERSION, _encoder.encode(catalog))
+    stored = _CatalogFile(
+        roots=catalog.roots,
+        entries=to_columns(catalog.entries),
+        listings=catalog.listings,
+        documents=catalog.documents,
+        fields=catalog.fields,
+        postings=catalog.postings,
+        pool=catalog.pool,
+        fingerprint=code_fingerprint(),
+        follow_links=catalog.follow_links,
+        scorer=catalog.scorer,
+    )
+    parts = cachefile.frame(MAGIC, FORMAT_VERSION, _encoder.encode(stored))
     cachefile.atomic_write(path, parts, prefix=".catalog-")
     directory = os.path.dirname(path) or "."
     if os.path.abspath(directory) == os.path.abspath(default_cache_dir()):
@@ -264,9 +254,9 @@ def load_catalog(
 ) -> StoredCatalog | LoadFailure:
     """Read and verify a catalog file written for ``roots``; see :class:`LoadFailure`.
 
-    The entries are decoded :data:`DECODE_CHUNK` at a time with a call to
-    ``checkpoint`` between chunks (a worker passes its pacer's), so loading a
-    large file never holds the interpreter for long at a stretch.
+    The entries are made a few hundred at a time with a call to ``checkpoint``
+    between batches (a worker passes its pacer's), so loading a large file
+    never holds the interpreter for long at a stretch.
     """
     try:
         data = read_cache_file(path)
@@ -294,13 +284,9 @@ def load_catalog(
         return LoadFailure("other tree", "written with another symlink policy")
     if lazy.scorer != scorer:
         return LoadFailure("other scorer", f"written for the {lazy.scorer} scorer")
-    entries: list[CachedFile] = []
-    decode = _entry_decoder.decode
     try:
-        for start in range(0, len(lazy.entries), DECODE_CHUNK):
-            checkpoint()
-            entries.extend(map(decode, lazy.entries[start : start + DECODE_CHUNK]))
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        entries = from_columns(lazy.entries, checkpoint)
+    except ValueError as exc:
         return LoadFailure("corrupt", str(exc))
     checkpoint()
     return StoredCatalog(
