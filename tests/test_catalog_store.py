@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from memrecall.sources.cachefile import HEADER
 from memrecall.sources.catalog import store as catalog_store
 from memrecall.sources.catalog.source import CatalogSource
 from memrecall.sources.catalog.store import (
@@ -111,7 +112,7 @@ def corrupt(path: Path, offset: int) -> None:
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
-        (lambda p: corrupt(p, -20), "corrupt"),
+        (lambda p: corrupt(p, len(MAGIC) + HEADER.size + 20), "corrupt"),
         (lambda p: p.write_bytes(p.read_bytes()[:-100]), "truncated"),
         (lambda p: p.write_bytes(p.read_bytes()[: len(MAGIC) + 3]), "truncated"),
         (lambda p: p.write_bytes(b"garbage, not a catalog"), "not a catalog file"),
@@ -238,6 +239,31 @@ def test_a_verified_but_inconsistent_file_is_still_refused(
         finally:
             catalog.close()
     assert "slots are not unique" in caplog.text
+
+
+def test_a_damaged_document_is_read_from_the_tree_and_the_file_not_kept(
+    tree: MemoryTree, cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The documents follow the checksummed payload and are checked one by one when
+    read: a bad one is never used (the topic file is read instead) nor copied."""
+    build(tree, cache)
+    corrupt(cache, -20)  # inside the last stored document
+    with caplog.at_level(logging.WARNING, logger="memrecall.catalog"):
+        catalog = CatalogSource(tree, cache_path=cache)
+        try:
+            assert_fresh(catalog, tree)  # reads every document, the damaged one too
+            assert catalog.stats.loaded > 0
+        finally:
+            catalog.close()
+    assert "does not verify" in caplog.text
+    assert not cache.exists()
+    again = CatalogSource(tree, cache_path=cache)
+    try:
+        assert_fresh(again, tree)
+        assert again.stats.loaded == 0
+    finally:
+        again.close()
+    assert cache.exists()
 
 
 def test_the_default_directory_forgets_catalogs_untouched_for_a_month(

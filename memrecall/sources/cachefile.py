@@ -30,6 +30,7 @@ import struct
 import sys
 import tempfile
 import time
+import weakref
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
@@ -42,8 +43,10 @@ import memrecall
 __all__ = [
     "PRUNE_AFTER_S",
     "STALE_TEMPORARY_S",
+    "CorruptRecord",
     "Framed",
     "NotARegularFile",
+    "Records",
     "Unframed",
     "atomic_write",
     "check_cache_target",
@@ -51,6 +54,7 @@ __all__ = [
     "frame",
     "prune_cache_dir",
     "read_cache_file",
+    "read_cache_head",
     "remove_stale_temporaries",
     "unframe",
 ]
@@ -177,10 +181,92 @@ def read_cache_file(path: str) -> bytes:
         os.close(fd)
 
 
-def atomic_write(path: str, parts: Sequence[bytes | memoryview], *, prefix: str) -> None:
+class Records:
+    """The records after a cache file's payload, read on demand (:func:`read_cache_head`).
+
+    Holds the file open (its descriptor is closed when the last reference goes),
+    so a file replaced since by an atomic write still reads as it was. Each
+    record is read with one ``pread`` and checked against its CRC-32.
+    """
+
+    __slots__ = ("__weakref__", "_base", "_fd", "size")
+
+    def __init__(self, fd: int, base: int, size: int) -> None:
+        self._fd = fd
+        self._base = base
+        self.size = size
+        """Bytes after the payload."""
+        weakref.finalize(self, os.close, fd)
+
+    def read(self, offset: int, length: int, digest: int) -> bytes:
+        """The record at ``offset`` (from the end of the payload); raises
+        :class:`CorruptRecord` when it is out of bounds, short or fails its checksum."""
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise CorruptRecord(f"record at {offset} (+{length}) is outside the file")
+        data = os.pread(self._fd, length, self._base + offset)
+        if len(data) != length or zlib.crc32(data) != digest:
+            raise CorruptRecord(f"record at {offset} (+{length}) does not verify")
+        return data
+
+    def read_all(self) -> bytes:
+        """Every byte after the payload (unchecked: records are checked one by one)."""
+        data = os.pread(self._fd, self.size, self._base)
+        if len(data) != self.size:
+            raise CorruptRecord("the records are shorter than when the file was opened")
+        return data
+
+
+class CorruptRecord(ValueError):
+    """A record after a cache file's payload could not be read back as written."""
+
+
+def read_cache_head(path: str, magic: bytes, version: int) -> tuple[Framed, Records] | Unframed:
+    """Read and verify a cache file's frame and payload, not the records after it.
+
+    For files written as ``frame(...)`` followed by records: the verified payload
+    and the :class:`Records` that follow it, or why the payload did not verify.
+    The same errors as :func:`read_cache_file` for a missing, unreadable or
+    irregular file.
+    """
+    check_cache_target(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped in after the check
+            raise NotARegularFile(errno.EINVAL, f"{_kind(info.st_mode)} is at the cache path", path)
+        start = len(magic) + HEADER.size
+        head = os.pread(fd, start, 0)
+        if not head.startswith(magic):
+            return Unframed("not a cache file", "bad magic bytes")
+        if len(head) < start:
+            return Unframed("truncated", f"{len(head)} bytes, shorter than the header")
+        found, length, digest = HEADER.unpack_from(head, len(magic))
+        if found != version:
+            return Unframed("foreign version", f"format {found}, expected {version}")
+        base = start + length
+        if info.st_size < base:
+            return Unframed("truncated", f"file is {info.st_size} bytes, header says {base}+")
+        payload = os.pread(fd, length, start)
+        if len(payload) != length:
+            return Unframed("truncated", f"payload is {len(payload)} bytes of {length}")
+        if zlib.crc32(payload) != digest:
+            return Unframed("corrupt", "checksum mismatch")
+        return Framed(memoryview(payload)), Records(os.dup(fd), base, info.st_size - base)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(
+    path: str, parts: Sequence[bytes | memoryview], *, prefix: str, reopen: bool = False
+) -> int | None:
     """Write ``parts`` to ``path`` through a temporary file (``prefix``...``.tmp``, mode 0600)
     renamed into place. Refuses a path holding a non-regular file; a failed write
-    removes its temporary and raises."""
+    removes its temporary and raises.
+
+    With ``reopen``, returns a read-only descriptor of the file written (opened
+    before the rename, so it is this file whatever replaces it later); the caller
+    closes it. Otherwise ``None``.
+    """
     if not prefix.startswith(TEMPORARY_PREFIXES):
         raise ValueError(f"temporary prefix {prefix!r} is not one the cleanup knows")
     directory = os.path.dirname(path) or "."
@@ -191,11 +277,18 @@ def atomic_write(path: str, parts: Sequence[bytes | memoryview], *, prefix: str)
         with os.fdopen(handle, "wb") as out:
             for part in parts:
                 out.write(part)
-        os.replace(temporary, path)
+        reader = os.open(temporary, os.O_RDONLY | os.O_CLOEXEC) if reopen else None
+        try:
+            os.replace(temporary, path)
+        except BaseException:
+            if reader is not None:
+                os.close(reader)
+            raise
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    return reader
 
 
 def _is_temporary(name: str) -> bool:

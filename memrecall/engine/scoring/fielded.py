@@ -80,6 +80,7 @@ from memrecall.engine.scoring.features import (
     Params,
     no_pause,
 )
+from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.pool import (
     TERM_CACHE,
@@ -366,10 +367,7 @@ class FieldedIndex:
         # the freshness prior, per position: 1 + freshness × 0.5 ** (age / half life)
         newest = max(self._mtimes, default=0.0)
         half_life = p.half_life * 86_400.0
-        self._prior = [
-            1.0 + p.freshness * 0.5 ** (max(0.0, newest - mtime) / half_life)
-            for mtime in self._mtimes
-        ]
+        self._prior = FreshnessPrior(self._mtimes, newest, p.freshness, half_life)
         self._subjects: dict[int, tuple[frozenset[str], float]] = {}
 
     def _drop_cycles(self) -> None:

@@ -161,9 +161,7 @@ class FieldedPool:
             base.lengths(i) for i in range(len(FIELDS))
         )
         pool._mtimes = base.mtimes()
-        for i, lengths in enumerate(pool._all_lengths()):
-            tally = collections.Counter(lengths)
-            tally.pop(0, None)
+        for i, tally in enumerate(image.tallies):
             pool._length_counts[i] = dict(tally)
             pool._length_sum[i] = sum(length * n for length, n in tally.items())
         pool._links = dict(image.links)
@@ -192,6 +190,7 @@ class FieldedPool:
             mtimes=self._mtimes,
             links=self._links,
             handles=self._handles_of_keys(),
+            tallies=self._length_counts,
         )
 
     def _handles_of_keys(self) -> dict[int, tuple[str, str]]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -67,6 +67,8 @@ class PoolImage(msgspec.Struct, array_like=True):
     """``(key, target)`` of every document with a ``supersedes`` link."""
     handles: msgspec.Raw
     """The encoded ``(path handle, name handle)`` of each document, aligned with ``slots``."""
+    tallies: list[dict[int, int]]
+    """Per field, how many documents have each (non-zero) length of it."""
 
 
 def encode_features(features: DocumentFeatures) -> msgspec.Raw:
@@ -134,6 +136,11 @@ class PoolReader:
             raise ValueError("a pool image has lengths and mtimes for every key")
         if image.terms != sorted(image.terms):
             raise ValueError("a pool image's vocabulary is not sorted")
+        if len(image.tallies) != fields or any(
+            sum(tally.values()) != capacity - _uints(lengths).tolist().count(0)
+            for tally, lengths in zip(image.tallies, image.lengths, strict=True)
+        ):
+            raise ValueError("a pool image's length tallies do not match its lengths")
         return reader
 
     def _find(self, term: str) -> int:
@@ -194,6 +201,7 @@ def write_image(
     mtimes: list[float],
     links: Mapping[int, str],
     handles: Mapping[int, tuple[str, str]],
+    tallies: Sequence[Mapping[int, int]],
 ) -> PoolImage:
     """Assemble an image. ``run_of(field, term)`` gives a term's postings in a field as
     ``(keys, counts)``, or ``None`` (or empty runs) when it has none there."""
@@ -227,6 +235,7 @@ def write_image(
         mtimes=array("d", _padded(mtimes, capacity)).tobytes(),
         links=sorted(links.items()),
         handles=msgspec.Raw(_encoder.encode([handles[slot] for slot in slots])),
+        tallies=[dict(tally) for tally in tallies],
     )
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import cast
 
 import msgspec
 
@@ -32,10 +33,11 @@ from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Fie
 from memrecall.engine.scoring.reference import DocumentFields
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
+from memrecall.sources.cachefile import CorruptRecord
 from memrecall.sources.catalog.documents import (
     Held,
     LoadedDocuments,
-    decode_document,
+    StoredDocuments,
     encode_document,
 )
 from memrecall.sources.catalog.listing import Signature, recent, signature_of, stored_diagnostic
@@ -43,7 +45,6 @@ from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
 from memrecall.sources.catalog.order import SLOT, Lookups, OrderKey, apply, recency_key
 from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
-    NO_DOCUMENT,
     CachedFile,
     StoredCatalog,
     StoredPostings,
@@ -106,6 +107,7 @@ class CatalogEntries:
         scopes: Sequence[Scope],
     ) -> None:
         self.scorer: ScorerName = scorer
+        self._scopes = list(scopes)
         self._scope_ranks = [_SCOPE_RANK[scope] for scope in scopes]
         """Each root's place in the recall order (project before user)."""
         self.stats = stats
@@ -121,7 +123,12 @@ class CatalogEntries:
         self._order_del: set[OrderKey] = set()
         self._recency: list[OrderKey] = []  # fielded only: mtime first (see recency_key)
         self._docs: list[Held | None] = []
-        """Each slot's document (still encoded when loaded and not read since)."""
+        """Each slot's document, or (loaded and not read since) its slot in ``_stored``."""
+        self._stored: StoredDocuments | None = None
+        """The documents of the file this catalog was loaded from."""
+        self._loaded_owners: list[CachedFile | None] = []
+        """The loaded entry of each slot (never changed: a slot still holding a stored
+        document is still owned by the entry it was loaded with)."""
         self._fields: list[FieldTexts | None] = []
         self._free: list[int] = []
         self._builder = IndexBuilder()
@@ -152,10 +159,11 @@ class CatalogEntries:
             roots=[],
             entries=with_documents + [e for e in self.entries.values() if e.slot < 0],
             listings=[],
-            documents=[NO_DOCUMENT if d is None else encode_document(d) for d in self._docs],
+            documents=[self._encoded(value) for value in self._docs],
             fields=[] if fielded else list(self._fields),
             postings=postings,
             pool=self._pool.image() if fielded else None,
+            recency=list(map(SLOT, self._recency)) if fielded else [],
         )
 
     def _entry_keys_in_order(self) -> list[Key]:
@@ -175,9 +183,40 @@ class CatalogEntries:
         """The document in ``slot`` (decoded, and kept decoded, if it was still encoded)."""
         value = self._docs[slot]
         assert value is not None
-        if isinstance(value, msgspec.Raw):
-            value = self._docs[slot] = decode_document(value)
+        if isinstance(value, int):
+            assert self._stored is not None
+            value = self._docs[slot] = self._stored.read_or_reread(value, self._reread)
         return value
+
+    def _encoded(self, value: Held | None) -> bytes | None:
+        if value is None:
+            return None
+        if isinstance(value, int):
+            assert self._stored is not None
+            return self._stored.record(value)  # CorruptRecord: the save fails, the file stays
+        return encode_document(value)
+
+    @property
+    def damaged(self) -> bool:
+        """True once a document of the file this catalog was loaded from did not verify."""
+        return self._stored is not None and self._stored.failed
+
+    def read_documents_from(self, written: StoredDocuments) -> None:
+        """Read the documents not decoded yet from the file just written (same slots),
+        so the old file can be closed once no snapshot uses it."""
+        if self._stored is not None:
+            self._stored = written
+
+    def _reread(self, slot: int) -> MemoryDocument:
+        """The document of a loaded slot, read from its topic file (a stored one is bad)."""
+        owner = self._loaded_owners[slot]
+        assert owner is not None
+        scope = self._scopes[owner.root_index]
+        topic = TopicFile(owner.root_index, scope, owner.path, owner.relative_path)
+        document, _ = read_topic_file(topic)
+        if document is None:
+            raise CorruptRecord(f"{owner.path}: stored copy is bad and the file cannot be read")
+        return document
 
     def validate(self, topic: TopicFile, entry: CachedFile) -> bool:
         self.stats.stats += 1
@@ -191,14 +230,35 @@ class CatalogEntries:
             return False
         return self.read(topic, entry)
 
-    def validate_all(self, checks: Sequence[tuple[TopicFile, CachedFile]]) -> bool:
-        """:meth:`validate` each ``(topic, entry)``, in one tight loop (a cold start
-        checks every file of the tree); True if any document or diagnostic changed."""
-        self.stats.stats += len(checks)
+    def sync(
+        self,
+        index: int,
+        topics: Sequence[TopicFile],
+        *,
+        reread: Collection[Key],
+        force: bool,
+        revalidate: Collection[str],
+    ) -> bool:
+        """Bring root ``index``'s entries in line with its listed ``topics``: read the new
+        ones and those in ``reread``; :meth:`validate` the others when ``force`` is set,
+        when they have several links or when their directory is in ``revalidate``. One
+        tight loop, since a cold start checks every file of the tree. True if any
+        document or diagnostic changed."""
+        entries = self.entries
         stat = os.stat
+        dirname = os.path.dirname
         changed = False
-        for n, (topic, entry) in enumerate(checks):
-            if n % 256 == 255:
+        checked = 0
+        for topic in topics:
+            key = (index, topic.path)
+            entry = entries.get(key)
+            if entry is None or key in reread:
+                changed |= self.read(topic, entry)
+                continue
+            if not (force or entry.nlink > 1 or dirname(topic.path) in revalidate):
+                continue
+            checked += 1
+            if checked % 256 == 0:
                 pacing.checkpoint()
             try:
                 info = stat(topic.path)
@@ -216,6 +276,7 @@ class CatalogEntries:
                 or recent(signature[3], signature[4], entry.read_ns)
             ):
                 changed |= self.read(topic, entry)
+        self.stats.stats += checked
         return changed
 
     def read(self, topic: TopicFile, old: CachedFile | None) -> bool:
@@ -323,17 +384,23 @@ class CatalogEntries:
         return self._order
 
     def _map_slot(self, slot: int, path: str, kind: MemoryType, *, add: bool) -> None:
-        """Keep the type and path maps handed to published indexes (copy on write)."""
+        """Keep the path map (and for the word index the type map) handed to published
+        indexes (copy on write)."""
+        typed = self.scorer != "fielded"
         if self._maps_shared:
-            self._by_type = {kind: set(members) for kind, members in self._by_type.items()}
+            if typed:
+                self._by_type = {kind: set(members) for kind, members in self._by_type.items()}
             self._by_path = dict(self._by_path)
             self._maps_shared = False
         group = self._by_path.get(path, ())
+        if typed:
+            if add:
+                self._by_type[kind].add(slot)
+            else:
+                self._by_type[kind].discard(slot)
         if add:
-            self._by_type[kind].add(slot)
             self._by_path[path] = (*group, slot)
         else:
-            self._by_type[kind].discard(slot)
             rest = tuple(s for s in group if s != slot)
             if rest:
                 self._by_path[path] = rest
@@ -377,7 +444,8 @@ class CatalogEntries:
         then those of the files (by root, then relative path), and the scorer's index."""
         self.flush_index()
         slots = list(map(SLOT, self._sorted_order()))
-        documents = LoadedDocuments(list(map(self._docs.__getitem__, slots)))  # type: ignore[arg-type]
+        held = cast("list[Held]", list(map(self._docs.__getitem__, slots)))
+        documents = LoadedDocuments(held, self._stored, self._reread)
         diagnostics = list(listing_diagnostics)
         problem_entries = sorted(
             (self.entries[key] for key in self._with_problems),
@@ -462,17 +530,20 @@ class CatalogEntries:
         fielded = self.scorer == "fielded"
         if (stored.pool is not None) != fielded or len(stored.postings) != (0 if fielded else 3):
             raise ValueError("the file's index is not the one of this catalog's scorer")
-        stored_docs = stored.documents
+        stored_docs = stored.stored
+        if stored_docs is None:
+            raise ValueError("a loaded catalog without its documents")
         capacity = len(stored_docs)
         if not fielded and len(stored.fields) != capacity:
             raise ValueError("the word index needs the fields of every slot")
         docs: list[Held | None] = [None] * capacity
+        owners: list[CachedFile | None] = [None] * capacity
         used: list[int] = []
         order = self._order
         entries = self.entries
         ranks = self._scope_ranks
         by_path = self._by_path
-        by_type = self._by_type
+        by_type = None if fielded else self._by_type  # (only the word index reads it)
         for entry in stored.entries:
             key = (entry.root_index, entry.path)
             entries[key] = entry
@@ -485,17 +556,24 @@ class CatalogEntries:
             slot = entry.slot
             if slot < 0:
                 continue
-            if slot >= capacity or docs[slot] is not None or entry.kind is None:
+            if slot >= capacity or owners[slot] is not None or entry.kind is None:
                 raise ValueError("document slots are not unique")
-            docs[slot] = stored_docs[slot]
+            owners[slot] = entry
             used.append(slot)
             order.append((ranks[key[0]], -entry.mtime, entry.relative_path, key[0], slot))
             group = by_path.get(key[1])
             by_path[key[1]] = (slot,) if group is None else (*group, slot)
-            by_type[entry.kind].add(slot)
+            if by_type is not None:
+                by_type[entry.kind].add(slot)
+        for slot in used:
+            docs[slot] = slot
+        if stored_docs.count() != len(used):
+            raise ValueError("the file's documents are not the entries' documents")
         if len(entries) != len(stored.entries):
             raise ValueError("two entries for one file")
         self._docs = docs
+        self._stored = stored_docs
+        self._loaded_owners = owners
         pacing.checkpoint()
         if fielded:
             assert stored.pool is not None

@@ -58,6 +58,11 @@ class Changes:
     touched: dict[str, set[str]] = attrs.field(factory=dict)
     """Directory -> names of entries created, deleted or moved in it."""
 
+    @property
+    def empty(self) -> bool:
+        """No event named anything."""
+        return not (self.resync or self.dirty_dirs or self.dirty_paths or self.touched)
+
 
 def _ancestors(path: str) -> list[tuple[str, str]]:
     """``(directory, child)`` pairs from ``/`` down to the root's parent."""

@@ -86,13 +86,19 @@ class Listing:
     Checked on every refresh, since a change at a link's target raises no event here."""
     roots: tuple[str, ...] = ()
     """The resolved roots the links were classified against."""
-    leaf: bool = attrs.field(init=False)
+    _leaf: bool | None = attrs.field(init=False, default=None, eq=False, repr=False)
 
-    def __attrs_post_init__(self) -> None:
-        # Only topic files: their order never shows in a scan, so a listing can be patched.
-        self.leaf = (
-            self.error is None and not self.links and all(item.kind == TOPIC for item in self.items)
-        )
+    @property
+    def leaf(self) -> bool:
+        """Only topic files: their order never shows in a scan, so the listing can be
+        patched from events (worked out on first use: a new process checks thousands)."""
+        if self._leaf is None:
+            self._leaf = (
+                self.error is None
+                and not self.links
+                and all(item.kind == TOPIC for item in self.items)
+            )
+        return self._leaf
 
 
 def list_directory(

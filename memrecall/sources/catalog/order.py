@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import operator
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import overload
 
 __all__ = ["BULK", "SLOT", "Lookups", "OrderKey", "apply", "recency_key"]
@@ -55,11 +55,15 @@ class Lookups:
     """
 
     def __init__(
-        self, slots: list[int], recency: list[int], by_path: dict[str, tuple[int, ...]]
+        self,
+        slots: list[int],
+        recency: list[int],
+        by_path: Mapping[str, tuple[int, ...]] | Callable[[], Mapping[str, tuple[int, ...]]],
     ) -> None:
         self._slots = slots
         self._recency = recency
         self._by_path = by_path
+        """Path -> slots, or a function making it (called on the first lookup)."""
         self._positions: dict[int, int] | None = None
 
     def _position(self) -> dict[int, int]:
@@ -74,6 +78,8 @@ class Lookups:
 
     def indices_of(self, path: str) -> Iterable[int]:
         """Pool positions of the documents at ``path``."""
+        if callable(self._by_path):
+            self._by_path = self._by_path()
         slots = self._by_path.get(path, ())
         return [self._position()[slot] for slot in slots] if slots else ()
 

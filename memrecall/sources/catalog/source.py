@@ -66,8 +66,9 @@ import attrs
 import msgspec
 
 from memrecall.sources import pacing
+from memrecall.sources.cachefile import CorruptRecord
 from memrecall.sources.catalog.entries import CatalogEntries
-from memrecall.sources.catalog.feed import ChangeFeed
+from memrecall.sources.catalog.feed import ChangeFeed, Changes
 from memrecall.sources.catalog.listing import (
     DIR,
     SUSPECT_NS,
@@ -77,9 +78,9 @@ from memrecall.sources.catalog.listing import (
 )
 from memrecall.sources.catalog.listing import Listing as _Listing
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
+from memrecall.sources.catalog.quick import quick_start
 from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
-    CachedFile,
     ListedEntry,
     LoadFailure,
     StoredCatalog,
@@ -193,10 +194,21 @@ class CatalogSource:
         with self._lock, _collector_paused():
             if not self._loaded:
                 self._loaded = True
-                if self._load():
+                stored = self._read_file()
+                if stored is not None and self._start_quickly(stored):
+                    assert self._snapshot is not None
+                    return self._snapshot
+                if stored is not None and self._load(stored):
                     self._refresh()
                     self._files.report_stale()
-            changed = self._refresh()
+            changes = None
+            if self._pending is not None:
+                changes = self._feed.drain(self._listings)
+                if changes.empty and all(s.watched and not s.resync for s in self._state):
+                    assert self._snapshot is not None
+                    return self._snapshot  # nothing changed since the quick start
+                self._complete_start()
+            changed = self._refresh(changes)
             if changed or self._snapshot is None:
                 self._snapshot = self._files.publish(
                     d for state in self._state for d in state.listing_diagnostics
@@ -228,7 +240,7 @@ class CatalogSource:
             if self._closed:
                 return
             self._closed = True
-            if self._changed_since_save:
+            if self._changed_since_save or self._damaged:
                 self._save()
             self._feed.close()
             self.stats.mode = "stat"
@@ -236,6 +248,12 @@ class CatalogSource:
                 state.watched = False
 
     # -- persistence ----------------------------------------------------------------------
+
+    @property
+    def _damaged(self) -> bool:
+        """A document of the file this catalog was loaded from did not verify."""
+        pending = None if self._pending is None else self._pending.stored
+        return self._files.damaged or (pending is not None and pending.failed)
 
     def _checked_cache_path(self, cache_path: str | os.PathLike[str] | None) -> str | None:
         if cache_path is None:
@@ -271,12 +289,14 @@ class CatalogSource:
         self._files = CatalogEntries(
             self.scorer, self._clock, self.stats, [root.scope for root in self._roots]
         )
+        self._pending: StoredCatalog | None = None
+        """A quickly started file whose entries are not adopted yet."""
         self._snapshot = None
 
-    def _load(self) -> bool:
-        """Adopt the catalog file if it verifies; False (and a log line) if not."""
-        assert self._cache_path is not None
-        began = time.perf_counter()
+    def _read_file(self) -> StoredCatalog | None:
+        """The catalog file if it verifies; ``None`` (and a log line) if not."""
+        if self._cache_path is None:
+            return None
         removed = remove_stale_temporaries(os.path.dirname(self._cache_path))
         if removed:
             log.info("catalog: removed %d temporary file(s) of interrupted writes", len(removed))
@@ -297,7 +317,53 @@ class CatalogSource:
                     result.reason,
                     result.detail,
                 )
+            return None
+        return result
+
+    def _start_quickly(self, stored: StoredCatalog) -> bool:
+        """Publish ``stored`` as it is if the tree is exactly as it describes
+        (:mod:`~memrecall.sources.catalog.quick`); the entries are adopted later, when a
+        change needs them (:meth:`_complete_start`). False (nothing kept) otherwise."""
+        began = time.perf_counter()
+        try:
+            quick = quick_start(self._roots, stored, self._feed, pacing.checkpoint)
+        except (ValueError, IndexError, KeyError, TypeError):
+            quick = None  # the full start says what is wrong with the file
+        if quick is None:
+            self._feed.reset()
             return False
+        for index, state in enumerate(self._state):
+            state.info = quick.root_infos[index]
+            state.chain = quick.chains[index]
+            state.watched = True
+            state.resync = False
+        self._listings = quick.listings
+        self._pending = stored
+        self._snapshot = quick.snapshot
+        self.stats.loaded = len(stored.entries)
+        self.stats.stats += len(stored.entries)
+        self.stats.stale_on_load = 0
+        self.stats.quick_start = True
+        log.info(
+            "catalog: %d files from %s verified in %.0f ms; nothing changed",
+            len(stored.entries),
+            self._cache_path,
+            (time.perf_counter() - began) * 1000,
+        )
+        return True
+
+    def _complete_start(self) -> None:
+        """Adopt the entries of a quick start: the walk that follows finds its listings
+        current and its entries verified, and applies what changed since."""
+        stored, self._pending = self._pending, None
+        assert stored is not None
+        self._files.adopt(stored)
+        self._files.report_stale()
+
+    def _load(self, result: StoredCatalog) -> bool:
+        """Adopt a verified catalog file; False (and a log line) if it is inconsistent."""
+        assert self._cache_path is not None
+        began = time.perf_counter()
         try:
             self._adopt(result)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
@@ -364,20 +430,35 @@ class CatalogSource:
             return False
         if self._snapshot is None:
             return False  # nothing validated yet: keep whatever file is there
+        if self._pending is not None and not self._damaged:
+            return True  # quickly started and unchanged: the file is current
         try:
-            save_catalog(self._cache_path, self._stored())
+            if not self._damaged:
+                written = save_catalog(self._cache_path, self._stored())
         except OSError as exc:
             log.warning("catalog: could not write %s: %s", self._cache_path, exc)
             return False
+        except CorruptRecord as exc:
+            log.warning("catalog: %s: a document does not verify (%s)", self._cache_path, exc)
+        if self._damaged:
+            # The file this catalog was loaded from is damaged: nothing is copied from
+            # it, and the next process rebuilds from the tree.
+            log.warning("catalog: %s is damaged; removed", self._cache_path)
+            with contextlib.suppress(OSError):
+                os.unlink(self._cache_path)
+            return False
+        self._files.read_documents_from(written)
         self._changed_since_save = False
         return True
 
     # -- refresh --------------------------------------------------------------------------
 
-    def _refresh(self) -> bool:
-        """Bring the catalog up to date with the tree; True if the result may have changed."""
+    def _refresh(self, changes: Changes | None = None) -> bool:
+        """Bring the catalog up to date with the tree (``changes``: the feed's events,
+        drained already); True if the result may have changed."""
         self.stats.refreshes += 1
-        changes = self._feed.drain(self._listings)
+        if changes is None:
+            changes = self._feed.drain(self._listings)
         resync, dirty_dirs, dirty_paths = changes.resync, changes.dirty_dirs, changes.dirty_paths
         if self._feed.active:
             resync.update(i for i, s in enumerate(self._state) if not s.watched or s.resync)
@@ -517,17 +598,9 @@ class CatalogSource:
             gone = [(index, t.path) for t in old_files if t.path not in keep]
         for key in gone:
             changed |= self._files.drop(key)
-        revalidate = self._revalidate_dirs
-        entries = self._files.entries
-        checks: list[tuple[TopicFile, CachedFile]] = []
-        for topic in files:
-            key = (index, topic.path)
-            entry = entries.get(key)
-            if entry is None or key in reread:
-                changed |= self._files.read(topic, entry)
-            elif force or entry.nlink > 1 or os.path.dirname(topic.path) in revalidate:
-                checks.append((topic, entry))
-        changed |= self._files.validate_all(checks)
+        changed |= self._files.sync(
+            index, files, reread=reread, force=force, revalidate=self._revalidate_dirs
+        )
         return changed
 
     def _recheck_root(

@@ -21,3 +21,5 @@ class CatalogStats:
     loaded: int = 0
     stale_on_load: int = 0
     load_problem: str | None = None
+    quick_start: bool = False
+    """The first snapshot came straight from the catalog file (nothing had changed)."""

@@ -41,6 +41,7 @@ from memrecall.sources.cachefile import (
     check_cache_target,
     prune_cache_dir,
     read_cache_file,
+    read_cache_head,
     remove_stale_temporaries,
 )
 from memrecall.sources.catalog.cached import (
@@ -51,11 +52,16 @@ from memrecall.sources.catalog.cached import (
     from_columns,
     to_columns,
 )
+from memrecall.sources.catalog.documents import (
+    DocumentIndex,
+    StoredDocuments,
+    TruncatedDocuments,
+    write_records,
+)
 
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
-    "NO_DOCUMENT",
     "PRUNE_AFTER_S",
     "STALE_TEMPORARY_S",
     "CacheLocation",
@@ -112,23 +118,26 @@ class StoredListing(msgspec.Struct, array_like=True):
     items: tuple[ListedEntry, ...]
 
 
-NO_DOCUMENT: Final = msgspec.Raw(b"\xc0")
-"""A free slot in :attr:`StoredCatalog.documents` (an encoded nil)."""
-
-
 class StoredCatalog(msgspec.Struct):
-    """The whole catalog: roots, entries, listings, the documents (each still encoded,
-    indexed by slot) and the scorer's index: ``pool`` for ``fielded``, ``fields`` and
-    ``postings`` (the word index) for ``reference``."""
+    """The whole catalog: roots, entries, listings, the documents by slot and the
+    scorer's index: ``pool`` for ``fielded``, ``fields`` and ``postings`` (the word
+    index) for ``reference``.
+
+    The documents go into a file as ``documents`` (each encoded, ``None`` for a free
+    slot) and come out of one as ``stored`` (read from the file on demand).
+    """
 
     roots: list[tuple[str, str]]
     entries: list[CachedFile]
     listings: list[StoredListing]
-    documents: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    documents: list[bytes | None] = msgspec.field(default_factory=list)
+    stored: StoredDocuments | None = None
     fields: list[FieldTexts | None] = msgspec.field(default_factory=list)
     """Per slot, what the word index holds of the document (``reference`` only)."""
     postings: list[StoredPostings] = msgspec.field(default_factory=list)
     pool: PoolImage | None = None
+    recency: list[int] = msgspec.field(default_factory=list)
+    """The documents' slots in recency order (mtime first; ``fielded`` only)."""
     fingerprint: str = ""
     follow_links: bool = False
     scorer: str = "reference"
@@ -171,6 +180,7 @@ FINGERPRINTED: Final = tuple(
         "sources.catalog.source",
         "sources.catalog.store",
         "sources.catalog.cached",
+        "sources.catalog.documents",
     )
 )
 """The modules whose source a catalog file depends on (parsing, normalising, analysis, indexing)."""
@@ -198,15 +208,18 @@ def default_cache_path(roots: list[tuple[str, str]]) -> str:
 
 
 class _CatalogFile(msgspec.Struct):
-    """:class:`StoredCatalog` as the file holds it: the entries by column."""
+    """:class:`StoredCatalog` as the file's payload holds it: the entries by column,
+    and where each document is in the records after the payload."""
 
     roots: list[tuple[str, str]]
     entries: EntryColumns
     listings: list[StoredListing]
-    documents: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    documents: DocumentIndex
     fields: list[FieldTexts | None] = msgspec.field(default_factory=list)
     postings: list[StoredPostings] = msgspec.field(default_factory=list)
     pool: PoolImage | None = None
+    recency: list[int] = msgspec.field(default_factory=list)
+    """The documents' slots in recency order (mtime first; ``fielded`` only)."""
     fingerprint: str = ""
     follow_links: bool = False
     scorer: str = "reference"
@@ -223,25 +236,36 @@ def _no_pause() -> None:
     """The default checkpoint of :func:`load_catalog`: returns at once."""
 
 
-def save_catalog(path: str, catalog: StoredCatalog) -> None:
-    """Write ``catalog`` to ``path`` atomically (temporary file + rename)."""
-    stored = _CatalogFile(
+def save_catalog(path: str, catalog: StoredCatalog) -> StoredDocuments:
+    """Write ``catalog`` to ``path`` atomically (temporary file + rename): the framed
+    payload, then the documents. Returns the documents as the new file stores them
+    (by the same slots), so a catalog can read the new file instead of the old one."""
+    documents = catalog.documents
+    if catalog.stored is not None and not documents:  # a loaded catalog, saved again
+        stored = catalog.stored
+        documents = [stored.record(s) if stored.has(s) else None for s in range(len(stored))]
+    index, records = write_records(documents)
+    payload = _CatalogFile(
         roots=catalog.roots,
         entries=to_columns(catalog.entries),
         listings=catalog.listings,
-        documents=catalog.documents,
+        documents=index,
         fields=catalog.fields,
         postings=catalog.postings,
         pool=catalog.pool,
+        recency=catalog.recency,
         fingerprint=code_fingerprint(),
         follow_links=catalog.follow_links,
         scorer=catalog.scorer,
     )
-    parts = cachefile.frame(MAGIC, FORMAT_VERSION, _encoder.encode(stored))
-    cachefile.atomic_write(path, parts, prefix=".catalog-")
+    head = cachefile.frame(MAGIC, FORMAT_VERSION, _encoder.encode(payload))
+    fd = cachefile.atomic_write(path, [*head, *records], prefix=".catalog-", reopen=True)
+    assert fd is not None
+    written = cachefile.Records(fd, sum(map(len, head)), sum(map(len, records)))
     directory = os.path.dirname(path) or "."
     if os.path.abspath(directory) == os.path.abspath(default_cache_dir()):
         prune_cache_dir(directory)
+    return StoredDocuments(written, index)
 
 
 def load_catalog(
@@ -259,17 +283,17 @@ def load_catalog(
     never holds the interpreter for long at a stretch.
     """
     try:
-        data = read_cache_file(path)
+        head = read_cache_head(path, MAGIC, FORMAT_VERSION)
     except FileNotFoundError:
         return LoadFailure("missing")
     except NotARegularFile as exc:
         return LoadFailure("not a regular file", exc.strerror or "")
     except OSError as exc:
         return LoadFailure("unreadable", exc.strerror or type(exc).__name__)
-    framed = cachefile.unframe(data, MAGIC, FORMAT_VERSION)
-    if isinstance(framed, cachefile.Unframed):
-        reason = "not a catalog file" if framed.reason == "not a cache file" else framed.reason
-        return LoadFailure(reason, framed.detail)
+    if isinstance(head, cachefile.Unframed):
+        reason = "not a catalog file" if head.reason == "not a cache file" else head.reason
+        return LoadFailure(reason, head.detail)
+    framed, records = head
     payload = framed.payload
     checkpoint()
     try:
@@ -286,6 +310,9 @@ def load_catalog(
         return LoadFailure("other scorer", f"written for the {lazy.scorer} scorer")
     try:
         entries = from_columns(lazy.entries, checkpoint)
+        stored = StoredDocuments(records, lazy.documents)
+    except TruncatedDocuments as exc:
+        return LoadFailure("truncated", str(exc))
     except ValueError as exc:
         return LoadFailure("corrupt", str(exc))
     checkpoint()
@@ -293,10 +320,11 @@ def load_catalog(
         roots=lazy.roots,
         entries=entries,
         listings=lazy.listings,
-        documents=lazy.documents,
+        stored=stored,
         fields=lazy.fields,
         postings=lazy.postings,
         pool=lazy.pool,
+        recency=lazy.recency,
         fingerprint=lazy.fingerprint,
         follow_links=lazy.follow_links,
         scorer=lazy.scorer,
