@@ -34,7 +34,15 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
+from memrecall.engine.scoring.fielded import (
+    DocumentFeatures,
+    FieldedIndex,
+    MatchedTerm,
+    common_only,
+    count_runs,
+    lone_term,
+    stands_out,
+)
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
@@ -93,6 +101,11 @@ def record_document(record: MemoryRecord) -> MemoryDocument:
     )
 
 
+def _one(doc: str) -> float:
+    """The store's ordering value is the score itself (no freshness prior)."""
+    return 1.0
+
+
 class StoreRanker:
     """``rank`` and ``rank_and_fast`` over one snapshot's documents, from the source's
     incremental index; equal to a ``FieldedIndex`` built over the same documents.
@@ -139,17 +152,44 @@ class StoreRanker:
         kept = {d: v for d, v in scores.items() if v >= lowest}
         paths = self._documents
         excluded = {paths[i].path for i in exclude if 0 <= i < len(paths)}
+        # the query rules of FieldedIndex._ranked (fielded.py's docstring)
+        selected, _, pasted = index.query_terms(query)
+        terms = [
+            MatchedTerm.of(qt, qt.weight * (index._idf(qt.term) or 0.0))
+            for qt in selected
+            if index._credit(qt.term, qt.kind)
+        ]
+        for doc in common_only(
+            kept,
+            terms,
+            lambda term, kind: index._credit(term, kind).keys(),
+            lambda t: len(index._credit(t.term, t.kind)),
+        ):
+            del kept[doc]
         out = []
-        docs = index.top(kept, max(limit, 2), excluded=excluded)
+        wanted = max(limit, 2, index.params.subject_window)
+        docs = index.top(kept, wanted, excluded=excluded)
+        order = dict(kept)
+
+        def values(term: str, kind: str, where: set[str]) -> dict[str, float]:
+            credit = index._credit(term, kind)
+            return {d: credit[d] for d in where if d in credit}
+
+        if count_runs(order, terms, docs[: 2 * index.params.subject_window], values, _one):
+            docs = index.top(order, wanted, excluded=excluded)
         # a paste: only a first document that stands out may be strong (FieldedIndex._unclear)
         margin = index.params.paste_margin
-        clear = len(docs) < 2 or kept[docs[1]] < margin * kept[docs[0]]
-        pasted = index.query_terms(query)[2]
+        clear = stands_out(docs, order, margin)
+        lone = None if pasted else lone_term(terms, lambda: selected)
+        if lone is not None and not clear:
+            return []  # one word that no memory stands out for
         for rank, doc in enumerate(docs[:limit]):
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0
             judgement = thresholds.judge(coverage, own / idf_max)
             if judgement is Judgement.STRONG and pasted and (rank > 0 or not clear):
+                judgement = Judgement.WEAK
+            if judgement is Judgement.STRONG and lone is not None and lone.kind != "word":
                 judgement = Judgement.WEAK
             if not keep_none and judgement is Judgement.NONE:
                 continue

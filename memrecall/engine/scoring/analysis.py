@@ -8,7 +8,9 @@ A text becomes a list of *terms* (keys for the inverted index). After
   scripts below. A word is kept when it has at least three base characters
   (combining marks do not count), or two when one of them is a digit (``q4``,
   ``s3``) or the word is in an abugida where two base characters already make a
-  word (Devanagari and the other Brahmic scripts). Each word is then *folded*
+  word (Devanagari and the other Brahmic scripts), or two capital ASCII letters
+  that are not a function word (an acronym: ``CI``, ``CD``, ``PR``, ``DB``;
+  :func:`is_acronym`). Each word is then *folded*
   (:func:`fold`): optional diacritics are dropped where the script treats them
   as optional (Latin, Greek, Arabic and Hebrew vowel points, the Devanagari
   nukta, the Cyrillic diaeresis), so ``gelöscht``/``geloscht`` and
@@ -23,7 +25,11 @@ Query words additionally carry a *weight*: function words (:data:`STOPWORDS`)
 are dropped, and very common general words (:data:`COMMON_WORDS`, and for CJK
 :data:`COMMON_BIGRAMS` and bigrams with a hiragana character) count for
 :data:`COMMON_WEIGHT` of a normal word, so "thanks, that works" is not a query
-about a document titled "Works from Lisbon".
+about a document titled "Works from Lisbon". A query of fewer than
+:data:`BULK_LINES` lines made only of common words has no terms at all ("long time
+no see"). Query CJK bigrams also record which bigram they overlap right after
+(:attr:`QueryTerm.follows`) and whether they are a piece of a longer katakana word
+(:attr:`QueryTerm.fragment`), for the ranking's run and fragment rules.
 
 Everything here is a pure function of the text; the per-document part
 (:func:`document_terms`) is what a catalog may cache.
@@ -32,14 +38,13 @@ Everything here is a pure function of the text; the per-document part
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import regex
-
-from memrecall.engine.scoring.text import normalize
 
 __all__ = [
     "COMMON_BIGRAMS",
@@ -49,6 +54,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
     "STOPWORDS",
+    "TWO_LETTER_WORDS",
     "QueryTerm",
     "analyze",
     "clean",
@@ -140,15 +146,54 @@ def _bigrams(units: list[str]) -> Iterator[str]:
         yield units[i] + units[i + 1]
 
 
-_ASCII_WORD = regex.compile(r"[a-z0-9]+")
+_ASCII_WORD = regex.compile(r"[A-Za-z0-9]+")
 _HAS_DIGIT = regex.compile(r"[0-9]")
+
+TWO_LETTER_WORDS = frozenset(
+    """
+    am an as at be by do go he hi if in is it me my no of oh ok on or so to up us we
+    """.split()
+)
+"""Two-letter English words that stay function words even in capitals (``IS IT OK``):
+no acronym (:func:`is_acronym`) is made of them."""
+
+
+def is_acronym(word: str) -> bool:
+    """True for a two-letter word written in capital ASCII letters (``CI``, ``CD``, ``PR``,
+    ``QA``, ``DB``) that is not one of :data:`TWO_LETTER_WORDS`.
+
+    Such a word names something (a pipeline, a review, a database); a lower-case
+    two-letter word is usually a function word (``is``, ``to``, ``de``), so it is kept
+    only in capitals.
+    """
+    return (
+        len(word) == 2
+        and word.isascii()
+        and word.isalpha()
+        and word.isupper()
+        and word.lower() not in TWO_LETTER_WORDS
+    )
+
+
+def _ascii_keep(word: str) -> bool:
+    """Whether an ASCII word (as written, before lower-casing) becomes a term."""
+    return len(word) >= 3 or (len(word) == 2 and bool(_HAS_DIGIT.search(word))) or is_acronym(word)
 
 
 def _ascii_words(text: str) -> Iterator[tuple[str, str]]:
     """The same terms as the general path, for ASCII text (no CJK, no marks, nothing to fold)."""
-    for word in _ASCII_WORD.findall(text.lower()):
-        if len(word) >= 3 or (len(word) == 2 and _HAS_DIGIT.search(word)):
-            yield "word", word
+    for word in _ASCII_WORD.findall(text):
+        if _ascii_keep(word):
+            yield "word", word.lower()
+
+
+def _cased(text: str) -> tuple[str, str | None]:
+    """The text as analysed (:func:`normalize`, then :func:`clean`), and the same text before
+    lower-casing when every character keeps its offset (else None: no acronym is found)."""
+    folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    lowered = folded.lower()
+    cleaned = clean(lowered)
+    return cleaned, (folded if len(cleaned) == len(folded) else None)
 
 
 def analyze(text: str) -> Iterator[tuple[str, str]]:
@@ -159,11 +204,14 @@ def analyze(text: str) -> Iterator[tuple[str, str]]:
     if text.isascii():
         yield from _ascii_words(text)
         return
-    for match in _RUN.finditer(clean(normalize(text))):
+    cleaned, cased = _cased(text)
+    for match in _RUN.finditer(cleaned):
         kind = match.lastgroup
         run = match.group()
         if kind == "word":
-            if _keep_word(run):
+            if _keep_word(run) or (
+                cased is not None and is_acronym(cased[match.start() : match.end()])
+            ):
                 yield "word", fold(run)
         elif kind == "cjk":
             for gram in _bigrams(list(run)):
@@ -196,14 +244,18 @@ def term_counts(text: str) -> dict[str, int]:
     """
     counts: Counter[str] = Counter()
     if text.isascii():
-        for word, n in Counter(_ASCII_WORD.findall(text.lower())).items():
-            if len(word) >= 3 or (len(word) == 2 and _HAS_DIGIT.search(word)):
-                counts[word] += n
+        for word, n in Counter(_ASCII_WORD.findall(text)).items():
+            if _ascii_keep(word):
+                counts[word.lower()] += n
         return dict(counts)
-    cleaned = clean(normalize(text))
+    cleaned, cased = _cased(text)
     for word, n in Counter(_WORDS.findall(cleaned)).items():
         if _keep_word(word):
             counts[fold(word)] += n
+    if cased is not None:
+        for match in _WORDS.finditer(cased):
+            if is_acronym(match.group()):
+                counts[match.group().lower()] += 1
     for run in _CJK_RUNS.findall(cleaned):
         counts.update(run[i : i + 2] for i in range(len(run) - 1))
     for run in _SEA_RUNS.findall(cleaned):
@@ -239,7 +291,8 @@ STOPWORDS = frozenset(
 """Function words (English, plus a few of German, French, Spanish and Russian) and chat
 fillers (thanks, hello, okay and the like in English, German, French, Spanish, Portuguese,
 Italian and Russian), as the tokenizer cuts them (``don't`` gives ``don``). Dropped from
-queries: they carry no topic. Words shorter than three letters never become terms anyway."""
+queries: they carry no topic. Words shorter than three letters become terms only with a
+digit, or as capital acronyms (:func:`is_acronym`)."""
 
 COMMON_WORDS = frozenset(
     """
@@ -255,12 +308,26 @@ COMMON_WORDS = frozenset(
     instructions method procedure procedures process steps
     gut gute guten morgen heute bien bueno buena buenos perfecto parfait marche bom boa
     beleza tudo perfetto bene большое большой хороший сегодня завтра
+    tage woche abend nacht jahr gestern
+    día días semana noche tarde mañana año hoy ayer
+    jour jours semaine soir nuit matin année demain hier
+    dia dias noite manhã amanhã ano hoje ontem
+    giorno giorni settimana sera notte mattina domani oggi ieri anno
+    день дня неделя неделе вечер вечером ночь утро утром год вчера
+    methode verfahren vorgehen schritte anleitung prozess ablauf
+    método procedimiento proceso pasos instrucciones
+    méthode procédure processus étapes
+    procedimento processo passos instruções
+    metodo procedura passaggi istruzioni
+    способ метод процедура процесс шаги инструкция
     """.split()
 )
 """General words that are frequent in any text and rarely name a topic on their own (English,
-then the same kind in German, Spanish, French, Portuguese, Italian and Russian); the line
-after the English ones names the kind of answer asked for (a procedure, the steps), not its
-subject."""
+then the same kind in German, Spanish, French, Portuguese, Italian and Russian, and the
+English time words — day, week, evening, night, year, yesterday — in each of those); the
+last lines name the kind of answer asked for (a method, a procedure, the steps), not its
+subject, in English and those languages. An inflected form of an English common word
+(``keeps``, ``helped``, ``making``) is common too (:func:`_common_stem`)."""
 
 COMMON_BIGRAMS = frozenset(
     """
@@ -270,12 +337,17 @@ COMMON_BIGRAMS = frozenset(
     今日 明日 昨日 大丈 丈夫 了解 本当 時間 場合 最近 問題 仕事 一緒
     감사 사합 합니 니다 좋아 아요 해요 어요 그렇 렇게 안녕 하세 세요 있어 없어 어떻 떻게 오늘
     내일 정말 진짜 그냥 지금 우리 이거 저거
+    어제 요즘 에서 에게 으로 하고 하는 하면 해서 습니 입니 있는 주세
+    方法 办法 如何 步骤 流程 过程 说明 手順 手続 説明 방법 절차 과정 단계 설명
     """.split()
 )
 """CJK bigrams that are general words or grammatical endings (Chinese, Japanese, Korean):
 like :data:`COMMON_WORDS`, they count for :data:`COMMON_WEIGHT`. So do bigrams with a
 hiragana character (particles, inflections, and the bigrams that straddle a word and its
-particle, like ``日の``)."""
+particle, like ``日の``); Korean particles and endings (``에서``, ``으로``, ``하는``,
+``습니``) are the same kind. The last line is the kind-of-answer words of
+:data:`COMMON_WORDS` (method, procedure, process, steps, instructions) in Chinese, Japanese
+and Korean."""
 
 COMMON_WEIGHT = 0.3
 """What a common word counts for, relative to a normal query word."""
@@ -283,24 +355,65 @@ COMMON_WEIGHT = 0.3
 _STOP = frozenset(fold(w) for w in STOPWORDS)
 _COMMON = frozenset(fold(w) for w in COMMON_WORDS)
 _HAS_KANA = regex.compile(r"\p{Script=Hiragana}")
+_KATAKANA_PAIR = regex.compile(r"[\p{Script=Katakana}ー]{2}$")
+
+
+_ENDINGS: tuple[tuple[str, str], ...] = (
+    ("ies", "y"),
+    ("ied", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+)
+
+
+def _common_stem(word: str) -> bool:
+    """True when an English inflection of ``word`` (``-s``, ``-es``, ``-ies``, ``-ed``,
+    ``-ing``, with a dropped ``e``) is one of :data:`COMMON_WORDS` (``keeps``, ``helped``,
+    ``making``): the inflected form is as general as the word."""
+    for ending, restore in _ENDINGS:
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 3 and stem + restore in _COMMON:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
 def _word_weight(word: str) -> float:
     if word in _STOP:
         return 0.0
-    return COMMON_WEIGHT if word in _COMMON else 1.0
+    return COMMON_WEIGHT if word in _COMMON or _common_stem(word) else 1.0
 
 
 class QueryTerm:
-    """One distinct query term and its weight (1, or :data:`COMMON_WEIGHT`)."""
+    """One distinct query term and its weight (1, or :data:`COMMON_WEIGHT`; less in the bulk
+    of a paste). ``common`` says it is a common word or bigram, whatever its weight."""
 
-    __slots__ = ("kind", "term", "weight")
+    __slots__ = ("common", "follows", "fragment", "kind", "term", "weight")
 
-    def __init__(self, kind: str, term: str, weight: float) -> None:
+    def __init__(
+        self,
+        kind: str,
+        term: str,
+        weight: float,
+        *,
+        common: bool = False,
+        follows: frozenset[str] = frozenset(),
+        fragment: bool = False,
+    ) -> None:
         self.kind = kind
         self.term = term
         self.weight = weight
+        self.common = common
+        self.follows = follows
+        """The CJK bigrams this one overlaps right after somewhere in the query (``统里``
+        follows ``系统`` in ``系统里``): a run of characters, not separate words."""
+        self.fragment = fragment
+        """A katakana bigram of a katakana word of three or more characters (``メン`` of
+        ``ラーメン``): part of one word, not a word."""
 
     def __repr__(self) -> str:
         return f"QueryTerm({self.kind!r}, {self.term!r}, {self.weight})"
@@ -358,7 +471,7 @@ def _distinct(pairs: Iterable[tuple[str, str]], limit: int) -> list[QueryTerm]:
         if term not in seen:
             weight = _weighed(kind, term)
             if weight > 0:
-                seen[term] = QueryTerm(kind, term, weight)
+                seen[term] = QueryTerm(kind, term, weight, common=weight < 1.0)
     return _cut(list(seen.values()), limit)
 
 
@@ -376,20 +489,43 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
     """
     pairs: list[tuple[str, str]] = []
     spread: Counter[str] = Counter()
+    follows: dict[str, set[str]] = {}
+    fragments: set[str] = set()
     lines = 0
     for line in _bounded(query).splitlines():
         found = list(analyze(line))  # no term spans a line break
+        for (kind, before), (next_kind, term) in itertools.pairwise(found):
+            if kind == next_kind == "cjk" and before[1] == term[0] and before != term:
+                follows.setdefault(term, set()).add(before)
+                if _KATAKANA_PAIR.match(before) and _KATAKANA_PAIR.match(term):
+                    fragments.update((before, term))
         pairs.extend(found)
         spread.update({term for _, term in found})
         lines += bool(line.strip())
     distinct = _distinct(pairs, limit)
+    for qt in distinct:
+        if qt.term in follows:
+            qt.follows = frozenset(follows[qt.term])
+        qt.fragment = qt.term in fragments
     if lines < BULK_LINES:
-        return distinct
+        # a question made only of common words names no topic ("long time no see")
+        return distinct if any(not qt.common for qt in distinct) else []
     full = math.log(1.0 + lines / BULK_SPREAD)
     out = []
     for qt in distinct:
         share = min(1.0, math.log(1.0 + lines / max(1, spread[qt.term])) / full)
-        out.append(qt if share >= 1.0 else QueryTerm(qt.kind, qt.term, qt.weight * share))
+        out.append(
+            qt
+            if share >= 1.0
+            else QueryTerm(
+                qt.kind,
+                qt.term,
+                qt.weight * share,
+                common=qt.common,
+                follows=qt.follows,
+                fragment=qt.fragment,
+            )
+        )
     return out
 
 

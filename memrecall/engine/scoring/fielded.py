@@ -37,6 +37,28 @@ against the other documents. ``rank`` returns only documents judged at least
 when it scores at least :attr:`Params.second` of the first and matches the most
 specific query term the first one matches.
 
+Rules about what a query is (issue 18, continued):
+
+* **Common words only.** A document that only common query words match
+  (:data:`~memrecall.engine.scoring.analysis.COMMON_WORDS`, the common CJK
+  bigrams), or only lone pieces of a katakana word (``メン`` of ``ラーメン``, without
+  a neighbouring bigram of the same word), is judged none (:func:`common_only`).
+* **One word.** A query with a single topical term (besides common words) is
+  answered only when one memory stands out: its runner-up, older same-subject
+  versions left aside, scores under :attr:`Params.paste_margin` of it. Else nothing
+  is returned ("deploy", "update"). When that term is a lone CJK bigram it is never
+  fast-delivered: it may be a piece of a longer word of the memory (``服务`` of
+  ``服务器``).
+* **Runs of CJK bigrams.** In the ordering of the first
+  2 × :attr:`Params.subject_window` (never in the judgement), a bigram that
+  overlaps, right after it, another bigram of the query the document also has
+  counts :data:`RUN_CREDIT` of its value: ``系统里`` is one word and a
+  postposition, not two words.
+
+These rules are module functions (:func:`common_only`, :func:`count_runs`,
+:func:`lone_term`, :func:`stands_out`) so that the store's ranker
+(:class:`memrecall.store.source.StoreRanker`) applies them as this index does.
+
 Pasted queries (more distinct terms than
 :data:`~memrecall.engine.scoring.analysis.MAX_QUERY_TERMS`): the scorer keeps the
 most specific terms (:meth:`FieldedIndex.query_terms`), the analysis weighs down
@@ -62,7 +84,8 @@ import bisect
 import heapq
 import math
 import unicodedata
-from collections.abc import Callable, Collection, Container, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Hashable, Iterable, Mapping, Sequence
+from typing import NamedTuple, TypeVar
 
 import attrs
 
@@ -100,13 +123,18 @@ __all__ = [
     "FieldedIndex",
     "FieldedPool",
     "Match",
+    "MatchedTerm",
     "Params",
     "PoolStatistics",
+    "common_only",
+    "count_runs",
     "heaviest_terms",
     "index_terms",
     "is_variant",
+    "lone_term",
     "no_pause",
     "select_query_terms",
+    "stands_out",
 ]
 
 _MERGED_CACHE = 250_000
@@ -114,6 +142,9 @@ _MERGED_CACHE = 250_000
 
 _CHUNK = 512
 """Documents (or postings) handled between two pacing checkpoints."""
+
+_K = TypeVar("_K", bound=Hashable)
+"""A document key: a pool position here, a memory id in the store's index."""
 
 
 _INFLECTIONS = frozenset({"ing", "ings", "ies", "ied", "ers", "ion", "ions"})
@@ -263,6 +294,133 @@ def heaviest_terms(
         elif weight >= best * (1 - 1e-9):
             heaviest.append(qt)
     return heaviest
+
+
+RUN_CREDIT = 0.5
+"""In the ranking (not the judgement), what a CJK bigram counts for when the document also
+matches the bigram it overlaps right after in the query: a run of k + 1 shared characters
+counts as (k + 1) / 2 bigrams, about the words it holds, not as k separate words."""
+
+
+class MatchedTerm(NamedTuple):
+    """A query term the pool knows, as the ranking rules read it."""
+
+    term: str
+    kind: str
+    mass: float
+    """weight × idf"""
+    common: bool
+    weight: float
+    follows: frozenset[str]
+    fragment: bool
+
+    @classmethod
+    def of(cls, qt: QueryTerm, mass: float) -> MatchedTerm:
+        """The matched term ``qt`` with its weight × idf."""
+        return cls(qt.term, qt.kind, mass, qt.common, qt.weight, qt.follows, qt.fragment)
+
+
+def common_only(
+    candidates: Iterable[_K],
+    terms: Sequence[MatchedTerm],
+    holders: Callable[[str, str], Iterable[_K]],
+    cost: Callable[[MatchedTerm], int],
+) -> set[_K]:
+    """The ``candidates`` that only common query words, or lone pieces of a katakana word,
+    match (judged none). ``holders`` gives the documents that have a query term, ``cost``
+    how many there are about (the rarest terms are read first, so that a common word's
+    long postings rarely are).
+
+    Common words (:data:`~memrecall.engine.scoring.analysis.COMMON_WORDS`, and the common
+    CJK bigrams) rarely name a topic: a memory that shares nothing else with the query is
+    not about it (``最近寒くなってきたね`` against a memory that says ``なった``). A katakana
+    word is one loanword: a memory that has one of its bigrams and neither neighbour
+    (``メン`` of ``ラーメン`` in ``メンション``) has a longer, other word, as ``tea`` is not
+    ``team``.
+    """
+    if all(not t.common and not t.fragment for t in terms):
+        return set()
+    known = {t.term for t in terms}
+    after: dict[str, set[str]] = {}
+    for t in terms:
+        for before in t.follows:
+            after.setdefault(before, set()).add(t.term)
+    remaining = set(candidates)
+    for t in sorted((t for t in terms if not t.common), key=cost):
+        docs: Iterable[_K] = holders(t.term, t.kind)
+        if t.fragment:
+            near = [
+                frozenset(holders(n, "cjk"))
+                for n in t.follows | after.get(t.term, set())
+                if n in known
+            ]
+            docs = {d for d in remaining.intersection(docs) if any(d in held for held in near)}
+        remaining.difference_update(docs)
+        if not remaining:
+            break
+    return remaining
+
+
+def count_runs(
+    order: dict[_K, float],
+    terms: Sequence[MatchedTerm],
+    among: Iterable[_K],
+    values: Callable[[str, str, set[_K]], dict[_K, float]],
+    scale: Callable[[_K], float],
+) -> bool:
+    """Count a run of overlapping CJK bigrams a document of ``among`` shares with the query
+    as fewer words than bigrams (in place, on the ordering values ``order``): a bigram
+    that follows another matched one in the query (:attr:`QueryTerm.follows`) and that
+    the document also has adds :data:`RUN_CREDIT` of its value. ``values(term, kind,
+    where)`` gives the value of a term in those documents of ``where`` that have it;
+    ``scale`` what a document's ordering value multiplies a score by. ``系统里`` is the
+    word ``系统`` and a postposition, not two words; without this, a three-character
+    overlap outranks a memory titled with the query's two-character subject. True when a
+    value changed."""
+    runs = [t for t in terms if t.follows]
+    if not runs:
+        return False
+    changed = False
+    known = {t.term for t in terms}
+    where = set(among)
+    for t in runs:
+        before = [f for f in t.follows if f in known]
+        if not before:
+            continue
+        own = values(t.term, t.kind, where)
+        if not own:
+            continue
+        held: set[_K] = set()
+        for f in before:
+            held.update(values(f, "cjk", set(own)))
+        for doc in held:
+            order[doc] -= (1.0 - RUN_CREDIT) * t.weight * own[doc] * scale(doc)
+            changed = True
+    return changed
+
+
+def lone_term(
+    terms: Sequence[MatchedTerm], query_terms: Callable[[], Sequence[QueryTerm]]
+) -> MatchedTerm | None:
+    """The query's only topical term (not a common word), when it has exactly one and a
+    memory matches it; else None. ``terms`` are the matched ones, ``query_terms`` gives
+    all of them (read only when needed)."""
+    topical = [t for t in terms if not t.common]
+    if len(topical) != 1:
+        return None
+    if sum(not qt.common for qt in query_terms()) != 1:
+        return None
+    return topical[0]
+
+
+def stands_out(ranked: Sequence[_K], order: Mapping[_K, float], margin: float) -> bool:
+    """For a query of a single topical term (:func:`lone_term`): whether its first memory
+    stands out, the runner-up scoring under ``margin`` of it. One word is not a question
+    ("deploy", "update"); it is answered only when one memory clearly owns it, and when
+    that word is a lone CJK bigram (``服务``, ``확인``) it is never fast-delivered: a
+    bigram may be a piece of a longer word of the memory (``服务器``), which nothing else
+    in the query confirms."""
+    return len(ranked) < 2 or order[ranked[1]] < margin * order[ranked[0]]
 
 
 class FieldedIndex:
@@ -538,9 +696,9 @@ class FieldedIndex:
 
     def _scored(
         self, query: str, *, floor: bool = False
-    ) -> tuple[dict[int, float], float, list[tuple[str, str, float]], bool]:
-        """:meth:`_score`, the query's terms the pool knows (term, kind, weight × idf), and
-        whether the query is a paste (see :meth:`query_terms`).
+    ) -> tuple[dict[int, float], float, list[MatchedTerm], bool]:
+        """:meth:`_score`, the query's terms the pool knows (:class:`MatchedTerm`: term, kind,
+        weight × idf, ...), and whether the query is a paste (see :meth:`query_terms`).
 
         With ``floor``, documents that cannot reach :meth:`_floor` are left out of the
         scores (the rest are exactly as without it): a query term whose best possible
@@ -565,12 +723,12 @@ class FieldedIndex:
             weight = qt.weight
             if position in optional:
                 if self._add_where_matched(qt.term, qt.kind, weight, candidates, scores):
-                    terms.append((qt.term, qt.kind, weight * (idf or 0.0)))
+                    terms.append(MatchedTerm.of(qt, weight * (idf or 0.0)))
                 self._checkpoint()
                 continue
             docs, values = self._credited(qt.term, qt.kind)
             if docs:
-                terms.append((qt.term, qt.kind, weight * (idf or 0.0)))
+                terms.append(MatchedTerm.of(qt, weight * (idf or 0.0)))
             for doc, value in zip(docs, values, strict=True):
                 scores[doc] = get(doc, 0.0) + weight * value
             self._checkpoint()
@@ -620,7 +778,7 @@ class FieldedIndex:
         if not matched:
             return False
         get = scores.get
-        if term in self._merged or len(where) * 4 >= matched:
+        if len(where) * 4 >= matched:
             docs, values = self._credited(term, kind)
             for doc, value in zip(docs, values, strict=True):
                 if doc in where:
@@ -679,9 +837,15 @@ class FieldedIndex:
             return []
         lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
         own = {i: v for i, v in scores.items() if v > 0.0 and v >= lowest and i not in exclude}
+        muted = self._common_only(own, terms)
+        if floor:
+            for i in muted:
+                del own[i]
         prior = self._prior
         order = {i: v * prior[i] for i, v in own.items()}
         successor = self._successor
+        window = self.params.subject_window
+        wanted = None if limit is None else max(limit, window)
         if successor:
             self._follow(order, successor)
         mtimes = self._mtimes
@@ -689,15 +853,33 @@ class FieldedIndex:
         def key(i: int) -> tuple[float, float, int]:
             return (-order[i], -mtimes[i], i)
 
-        window = self.params.subject_window
-        wanted = None if limit is None else max(limit, window)
         if wanted is not None and len(order) > 2 * wanted:
             ranked = heapq.nsmallest(wanted, order, key=key)
         else:
             ranked = sorted(order, key=key)
+        # the run rule recounts the first 2 × subject_window, which then compete again
+        if self._count_runs(order, terms, ranked[: 2 * window]):
+            if successor:
+                self._follow(order, successor)
+            ranked.sort(key=key)
+            if wanted is not None and len(ranked) == wanted:
+                least, kept = order[ranked[-1]], set(ranked)
+                others = [i for i, v in order.items() if v >= least and i not in kept]
+                if others:
+                    ranked = sorted(ranked + others, key=key)[:wanted]
         stale = self._same_subject(ranked, order, terms)
         if pasted:
             stale.update(self._unclear(ranked, order))
+        else:
+            lone = lone_term(terms, lambda: self.query_terms(query)[0])
+            if lone is None:
+                pass
+            elif not stands_out(
+                [i for i in ranked if i not in stale], order, self.params.paste_margin
+            ):
+                muted.update(ranked)  # an older version does not compete with its update
+            elif lone.kind != "word":
+                stale.update(ranked)  # a lone bigram may be a piece of a longer word: never fast
         if limit is not None:
             ranked = ranked[:limit]
         judge = self.thresholds.judge
@@ -706,13 +888,34 @@ class FieldedIndex:
         for i in ranked:
             coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
             evidence = own[i] / idf_max
-            judgement = judge(coverage, evidence)
+            judgement = Judgement.NONE if i in muted else judge(coverage, evidence)
             if judgement is Judgement.STRONG and (i in successor or i in stale):
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast
             if floor and not keep_none and judgement is Judgement.NONE:
                 continue
             out.append(Match(i, own[i], judgement, coverage, evidence))
         return out
+
+    def _count_runs(
+        self, order: dict[int, float], terms: Sequence[MatchedTerm], among: Collection[int]
+    ) -> bool:
+        """:func:`count_runs` over this pool."""
+
+        def values(term: str, kind: str, where: set[int]) -> dict[int, float]:
+            found: dict[int, float] = {}
+            self._add_where_matched(term, kind, 1.0, where, found)
+            return found
+
+        return count_runs(order, terms, among, values, self._prior.__getitem__)
+
+    def _common_only(self, own: dict[int, float], terms: Sequence[MatchedTerm]) -> set[int]:
+        """:func:`common_only` over this pool."""
+        return common_only(
+            own,
+            terms,
+            lambda term, kind: self._credited(term, kind)[0],
+            lambda t: sum(self._df.get(key, 0) for key, _ in self._keys(t.term, t.kind)),
+        )
 
     def _unclear(self, ranked: list[int], order: dict[int, float]) -> list[int]:
         """For a paste: the documents never judged strong. A paste matches many memories a
@@ -772,7 +975,10 @@ class FieldedIndex:
         return shared >= self.params.subject * smaller
 
     def _same_subject(
-        self, ranked: list[int], order: dict[int, float], terms: Sequence[tuple[str, str, float]]
+        self,
+        ranked: list[int],
+        order: dict[int, float],
+        terms: Sequence[MatchedTerm],
     ) -> set[int]:
         """Fresher facts first: move a newer same-subject document above an older one.
 
@@ -800,20 +1006,20 @@ class FieldedIndex:
                 return False
             if matched is None:
                 matched = {i: set() for i in top}
-                for t, (term, kind, _) in enumerate(terms):
-                    for doc in self._credited(term, kind)[0]:
+                for t, matched_term in enumerate(terms):
+                    for doc in self._credited(matched_term.term, matched_term.kind)[0]:
                         hits = matched.get(doc)
                         if hits is not None:
                             hits.add(t)
             to, tn = matched.get(older, set()), matched.get(newer, set())
-            either = sum(terms[t][2] for t in to | tn)
-            both = sum(terms[t][2] for t in to & tn)
+            either = sum(terms[t].mass for t in to | tn)
+            both = sum(terms[t].mass for t in to & tn)
             if either <= 0.0 or both < p.subject_query * either:
                 return False
             # the words only the older one matches outweigh the most specific term the
             # newer one matches: it answers a question the newer one does not speak of
-            own = sum(terms[t][2] for t in to - tn if terms[t][1] == "word")
-            return own <= max((terms[t][2] for t in tn), default=0.0)
+            own = sum(terms[t].mass for t in to - tn if terms[t].kind == "word")
+            return own <= max((terms[t].mass for t in tn), default=0.0)
 
         gap = p.subject_gap * 86_400.0
         stale: set[int] = set()
