@@ -153,14 +153,20 @@ CHANGES: dict[str, Callable[[Path], None]] = {
 }
 
 
-@pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
-def test_any_change_since_the_file_means_a_full_start(
-    tmp_path: Path, change: Callable[[Path], None]
-) -> None:
+def saved_tree(tmp_path: Path) -> tuple[Path, MemoryTree, Path]:
+    """A tree (under the returned base) whose catalog file (the last item) is written."""
     base = tmp_path / "memory"
     tree = make_tree(base)
     cache = tmp_path / "catalog.bin"
     saved(tree, cache)
+    return base, tree, cache
+
+
+@pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
+def test_any_change_since_the_file_means_a_full_start(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    base, tree, cache = saved_tree(tmp_path)
     change(base)
     catalog = open_catalog(tree, cache)
     try:
@@ -174,10 +180,7 @@ def test_any_change_since_the_file_means_a_full_start(
 def test_changes_after_a_quick_start_are_seen(
     tmp_path: Path, change: Callable[[Path], None]
 ) -> None:
-    base = tmp_path / "memory"
-    tree = make_tree(base)
-    cache = tmp_path / "catalog.bin"
-    saved(tree, cache)
+    base, tree, cache = saved_tree(tmp_path)
     catalog = open_catalog(tree, cache)
     try:
         assert_fresh(catalog, tree)

@@ -26,7 +26,7 @@ import functools
 import hashlib
 import os
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 import attrs
 import msgspec
@@ -232,6 +232,14 @@ _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(_CatalogFile)
 
 
+_SHARED = ("roots", "listings", "fields", "postings", "pool", "recency", "follow_links", "scorer")
+"""The fields :class:`StoredCatalog` and the file's payload hold alike."""
+
+
+def _shared_fields(catalog: StoredCatalog | _CatalogFile) -> dict[str, Any]:
+    return {name: getattr(catalog, name) for name in _SHARED}
+
+
 def _no_pause() -> None:
     """The default checkpoint of :func:`load_catalog`: returns at once."""
 
@@ -246,17 +254,10 @@ def save_catalog(path: str, catalog: StoredCatalog) -> StoredDocuments:
         documents = [stored.record(s) if stored.has(s) else None for s in range(len(stored))]
     index, records = write_records(documents)
     payload = _CatalogFile(
-        roots=catalog.roots,
+        **_shared_fields(catalog),
         entries=to_columns(catalog.entries),
-        listings=catalog.listings,
         documents=index,
-        fields=catalog.fields,
-        postings=catalog.postings,
-        pool=catalog.pool,
-        recency=catalog.recency,
         fingerprint=code_fingerprint(),
-        follow_links=catalog.follow_links,
-        scorer=catalog.scorer,
     )
     head = cachefile.frame(MAGIC, FORMAT_VERSION, _encoder.encode(payload))
     fd = cachefile.atomic_write(path, [*head, *records], prefix=".catalog-", reopen=True)
@@ -317,15 +318,5 @@ def load_catalog(
         return LoadFailure("corrupt", str(exc))
     checkpoint()
     return StoredCatalog(
-        roots=lazy.roots,
-        entries=entries,
-        listings=lazy.listings,
-        stored=stored,
-        fields=lazy.fields,
-        postings=lazy.postings,
-        pool=lazy.pool,
-        recency=lazy.recency,
-        fingerprint=lazy.fingerprint,
-        follow_links=lazy.follow_links,
-        scorer=lazy.scorer,
+        **_shared_fields(lazy), entries=entries, stored=stored, fingerprint=lazy.fingerprint
     )
