@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memrecall.sources.catalog.source import CatalogSource
+from memrecall.sources.catalog.store import StoredCatalog, load_catalog, save_catalog
 from memrecall.sources.scanner import MemoryTree
 
 from .test_catalog import HAS_INOTIFY, assert_fresh, note, write
@@ -83,6 +84,82 @@ def test_a_missing_root_still_starts_quickly(tmp_path: Path) -> None:
     try:
         assert_fresh(catalog, tree)
         assert catalog.stats.quick_start
+    finally:
+        catalog.close()
+
+
+def test_files_written_just_before_the_save_are_read_again_and_still_start_quickly(
+    tmp_path: Path,
+) -> None:
+    """With the real clock, every file was read within two seconds of being written (an
+    agent's session writing memories until it ends): each is read again, not trusted."""
+    tree = make_tree(tmp_path / "memory")
+    cache = tmp_path / "catalog.bin"
+    first = CatalogSource(tree, cache_path=cache, scorer="fielded")
+    first.snapshot()
+    first.close()
+    catalog = CatalogSource(tree, cache_path=cache, scorer="fielded")
+    try:
+        assert_fresh(catalog, tree)
+        assert catalog.stats.quick_start
+        assert catalog.stats.reads == 4  # a.md, b.md, bad.md, c.md
+    finally:
+        catalog.close()
+
+
+def test_a_suspect_file_that_reads_differently_means_a_full_start(tmp_path: Path) -> None:
+    """A change in the timestamp tick of the read leaves the signature as it was: the
+    file as read again, not its signature, decides."""
+    tree = make_tree(tmp_path / "memory")
+    cache = tmp_path / "catalog.bin"
+    first = CatalogSource(tree, cache_path=cache, scorer="fielded")
+    first.snapshot()
+    first.close()
+    path = tmp_path / "memory" / "project" / "a.md"
+    info = path.stat()
+    path.write_text(note("Alpha deploy", body="mango"))  # same size
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    roots = [(root.scope.value, root.path) for root in tree.roots]
+    stored = load_catalog(str(cache), roots, scorer="fielded")
+    assert isinstance(stored, StoredCatalog)
+    now = path.stat()
+    signature = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns)
+    for entry in stored.entries:  # what a same-tick edit looks like: the signature as read
+        if entry.path == str(path):
+            entry.signature = signature
+    save_catalog(str(cache), stored)
+    catalog = CatalogSource(tree, cache_path=cache, scorer="fielded")
+    try:
+        snapshot = assert_fresh(catalog, tree)
+        assert not catalog.stats.quick_start
+        assert any("mango" in d.body for d in snapshot.documents)
+    finally:
+        catalog.close()
+
+
+def test_a_suspect_directory_that_lists_differently_means_a_full_start(tmp_path: Path) -> None:
+    """The same for a directory: an entry made in the tick of its listing is found by
+    listing it again."""
+    tree = make_tree(tmp_path / "memory")
+    cache = tmp_path / "catalog.bin"
+    first = CatalogSource(tree, cache_path=cache, scorer="fielded")
+    first.snapshot()
+    first.close()
+    directory = tmp_path / "memory" / "project"
+    write(directory / "late.md", note("Late arrival"), 700)
+    roots = [(root.scope.value, root.path) for root in tree.roots]
+    stored = load_catalog(str(cache), roots, scorer="fielded")
+    assert isinstance(stored, StoredCatalog)
+    now = directory.stat()
+    for listing in stored.listings:  # a same-tick change: the signature as listed
+        if listing.path == str(directory):
+            listing.signature = (now.st_dev, now.st_ino, now.st_mtime_ns, now.st_ctime_ns)
+    save_catalog(str(cache), stored)
+    catalog = CatalogSource(tree, cache_path=cache, scorer="fielded")
+    try:
+        snapshot = assert_fresh(catalog, tree)
+        assert not catalog.stats.quick_start
+        assert any(d.title == "Late arrival" for d in snapshot.documents)
     finally:
         catalog.close()
 

@@ -12,14 +12,17 @@ current, and publishes the file's own data:
    *before* they are checked, as a full start does, so no change can fall
    between the check and the watch;
 2. each root is where it was (``root_check``); each directory the walk from
-   the roots reaches has the signature its stored listing was taken with,
-   and is not suspect (changed within two seconds of being listed);
+   the roots reaches has the signature its stored listing was taken with; one
+   changed within two seconds of being listed (an entry made in the same
+   timestamp tick could be missing) is listed again and must list the same;
 3. the walk over those listings finds exactly the files the file has
    entries for, and no problem in any directory (no unreadable entry, loop,
    overlap or symlink), and no file has several hard links; a file's own
    problems (bad frontmatter, too large) are the file's entry's diagnostics;
-4. every file ``stat``-s as its entry says, and was not changed within two
-   seconds of being read.
+4. every file ``stat``-s as its entry says; one changed within two seconds of
+   being read (an agent's last session wrote it just before the file was
+   saved) is read again and must give the stored document and diagnostics
+   (at most :data:`MAX_REREAD` of them).
 
 Then the snapshot is the file's: its documents in the stored recall order
 (read from the file as they are used), a view over its pool, the stored
@@ -42,7 +45,8 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.pool import FieldedPool
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.cachefile import CorruptRecord
-from memrecall.sources.catalog.documents import LoadedDocuments
+from memrecall.sources.catalog.cached import CachedFile
+from memrecall.sources.catalog.documents import LoadedDocuments, StoredDocuments
 from memrecall.sources.catalog.feed import ChangeFeed
 from memrecall.sources.catalog.listing import (
     DIR,
@@ -50,14 +54,19 @@ from memrecall.sources.catalog.listing import (
     TOPIC,
     Listing,
     diagnostic_of,
+    list_directory,
     recent,
+    stored_diagnostic,
 )
 from memrecall.sources.catalog.order import Lookups
-from memrecall.sources.catalog.store import StoredCatalog
+from memrecall.sources.catalog.store import ListedEntry, StoredCatalog
 from memrecall.sources.scanner import Diagnostic, Root, TopicFile, read_topic_file, root_check
 from memrecall.sources.source import Snapshot
 
-__all__ = ["QuickStart", "quick_start"]
+__all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
+
+MAX_REREAD = 64
+"""Past this many suspect files (changed within two seconds of their read), the full start."""
 
 _signature = operator.attrgetter("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 
@@ -72,6 +81,22 @@ class QuickStart:
     root_infos: list[tuple[int, int] | Diagnostic]
     chains: list[list[int]]
     """Each root's ancestor watches."""
+    read_again: int
+    """Suspect files read again (and found unchanged)."""
+
+
+@attrs.frozen
+class QuickContext:
+    """What the quick start needs of its catalog."""
+
+    roots: Sequence[Root]
+    feed: ChangeFeed
+    clock: Callable[[], int]
+    """Wall-clock nanoseconds (the catalog's)."""
+    follow_links: bool
+    real_roots: Callable[[], tuple[str, ...]]
+    """The resolved roots, as a listing classifies links against them."""
+    checkpoint: Callable[[], None]
 
 
 @attrs.define
@@ -83,13 +108,14 @@ class _Walked:
     """Every topic file's path, and the root it was found under."""
 
 
-def _walk(roots: Sequence[Root], stored: StoredCatalog, feed: ChangeFeed) -> _Walked | None:
+def _walk(context: QuickContext, stored: StoredCatalog) -> _Walked | None:
     """Steps 1 to 3 of the module doc; ``None`` when anything differs from the file."""
+    feed = context.feed
     stored_listings = {listing.path: listing for listing in stored.listings}
     walked = _Walked()
     listings, infos, chains, topics = walked.listings, walked.infos, walked.chains, walked.topics
     visited: set[tuple[int, int]] = set()
-    for index, root in enumerate(roots):
+    for index, root in enumerate(context.roots):
         chain: list[int] = []
         chains.append(chain)
         if not feed.watch_chain(index, chain):
@@ -116,13 +142,18 @@ def _walk(roots: Sequence[Root], stored: StoredCatalog, feed: ChangeFeed) -> _Wa
             except OSError:
                 return None
             signature = (now.st_dev, now.st_ino, now.st_mtime_ns, now.st_ctime_ns)
-            if tuple(saved.signature) != signature or recent(
-                signature[2], signature[3], saved.listed_ns
-            ):
+            if tuple(saved.signature) != signature:
                 return None
-            listings[directory] = Listing(
-                directory, saved.items, None, signature, saved.listed_ns, False, wd
-            )
+            if recent(signature[2], signature[3], saved.listed_ns):
+                fresh = _listed_again(context, directory, saved.items, signature)
+                if fresh is None:
+                    return None
+                fresh.wd = wd
+                listings[directory] = fresh
+            else:
+                listings[directory] = Listing(
+                    directory, saved.items, None, signature, saved.listed_ns, False, wd
+                )
             for item in saved.items:
                 if item.kind == TOPIC:
                     topics[item.path] = index
@@ -134,13 +165,52 @@ def _walk(roots: Sequence[Root], stored: StoredCatalog, feed: ChangeFeed) -> _Wa
     return walked
 
 
-def quick_start(
-    roots: Sequence[Root],
-    stored: StoredCatalog,
-    feed: ChangeFeed,
-    checkpoint: Callable[[], None],
-) -> QuickStart | None:
+def _listed_again(
+    context: QuickContext,
+    directory: str,
+    items: tuple[ListedEntry, ...],
+    signature: tuple[int, int, int, int],
+) -> Listing | None:
+    """A suspect directory listed again: the new listing if it lists ``items`` and has
+    ``signature``, else ``None``."""
+    fresh = list_directory(
+        directory, context.clock(), follow_links=context.follow_links, roots=context.real_roots()
+    )
+    if fresh.error is not None or fresh.has_symlink or fresh.links:
+        return None
+    if fresh.signature != signature or fresh.items != items:
+        return None
+    return fresh
+
+
+def _read_again(context: QuickContext, entry: CachedFile, documents: StoredDocuments) -> bool:
+    """A suspect file read again: True (and its read time moved on) if it gives the stored
+    document and diagnostics."""
+    seen = context.clock()
+    try:
+        signature = _signature(os.stat(entry.path))
+    except OSError:
+        return False
+    if signature != entry.signature:
+        return False
+    scope = context.roots[entry.root_index].scope
+    document, problems = read_topic_file(
+        TopicFile(entry.root_index, scope, entry.path, entry.relative_path)
+    )
+    if tuple(map(stored_diagnostic, problems)) != entry.diagnostics:
+        return False
+    try:
+        same = document is None if entry.slot < 0 else document == documents.document(entry.slot)
+    except CorruptRecord:
+        return False
+    if same:
+        entry.read_ns = seen
+    return same
+
+
+def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | None:
     """Publish ``stored`` as it is if the tree is exactly as it describes (module doc)."""
+    feed, roots, checkpoint = context.feed, context.roots, context.checkpoint
     entries = stored.entries
     documents = stored.stored
     if (
@@ -150,7 +220,7 @@ def quick_start(
         or any(entry.nlink != 1 for entry in entries)
     ):
         return None
-    walked = _walk(roots, stored, feed)
+    walked = _walk(context, stored)
     if walked is None:
         return None
     if walked.topics != {entry.path: entry.root_index for entry in entries}:
@@ -160,13 +230,19 @@ def quick_start(
         now = list(map(_signature, map(os.stat, [entry.path for entry in entries])))
     except OSError:
         return None
+    suspect = []
     for entry, signature in zip(entries, now, strict=True):
-        # (recent(), inlined: this runs once per file of the tree)
-        if entry.signature != signature or max(signature[3], signature[4]) >= (
-            entry.read_ns - SUSPECT_NS
-        ):
+        if entry.signature != signature:
             return None
+        # (recent(), inlined: this runs once per file of the tree)
+        if max(signature[3], signature[4]) >= entry.read_ns - SUSPECT_NS:
+            suspect.append(entry)
+    if len(suspect) > MAX_REREAD:
+        return None
     checkpoint()
+    if not all(_read_again(context, entry, documents) for entry in suspect):
+        return None
+    read_again = len(suspect)
     # entries with documents come first, in recall order (CatalogEntries.stored)
     recalled = [entry for entry in entries if entry.slot >= 0]
     slots = [entry.slot for entry in recalled]
@@ -201,4 +277,4 @@ def quick_start(
     )
     diagnostics.extend(diagnostic_of(d) for entry in problems for d in entry.diagnostics)
     snapshot = Snapshot(loaded, view, tuple(diagnostics), order=lookups)
-    return QuickStart(snapshot, walked.listings, walked.infos, walked.chains)
+    return QuickStart(snapshot, walked.listings, walked.infos, walked.chains, read_again)

@@ -78,7 +78,7 @@ from memrecall.sources.catalog.listing import (
 )
 from memrecall.sources.catalog.listing import Listing as _Listing
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
-from memrecall.sources.catalog.quick import quick_start
+from memrecall.sources.catalog.quick import QuickContext, quick_start
 from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
     ListedEntry,
@@ -326,7 +326,15 @@ class CatalogSource:
         change needs them (:meth:`_complete_start`). False (nothing kept) otherwise."""
         began = time.perf_counter()
         try:
-            quick = quick_start(self._roots, stored, self._feed, pacing.checkpoint)
+            context = QuickContext(
+                roots=self._roots,
+                feed=self._feed,
+                clock=self._clock,
+                follow_links=self.tree.follow_links,
+                real_roots=self._roots_now,
+                checkpoint=pacing.checkpoint,
+            )
+            quick = quick_start(context, stored)
         except (ValueError, IndexError, KeyError, TypeError):
             quick = None  # the full start says what is wrong with the file
         if quick is None:
@@ -342,6 +350,7 @@ class CatalogSource:
         self._snapshot = quick.snapshot
         self.stats.loaded = len(stored.entries)
         self.stats.stats += len(stored.entries)
+        self.stats.reads += quick.read_again
         self.stats.stale_on_load = 0
         self.stats.quick_start = True
         log.info(
