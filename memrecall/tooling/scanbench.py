@@ -19,7 +19,7 @@ every recall scans the whole tree). ``--catalog`` adds the engine with it
 - *new process*: a fresh Python process (``subprocess``) opens an engine on the
   catalog file the first engine saved: its first recall (load, validation of
   every file by ``stat``, ranking) and the median of five more;
-- *memory*: what the catalog holds once loaded (``tracemalloc``, in another
+- *memory*: what the catalog holds once loaded with the same scorer (``tracemalloc``, in another
   fresh process), in total and per 10,000 documents.
 
 The catalog distrusts files changed within two seconds of being read (see
@@ -198,11 +198,11 @@ async def _restart_probe(root: Path, cache: Path, runs: int, scorer: ScorerName)
         return [await _one_recall(engine, timer) for _ in range(runs)]
 
 
-def _memory_probe(root: Path, cache: Path) -> float:
+def _memory_probe(root: Path, cache: Path, scorer: ScorerName) -> float:
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    catalog = CatalogSource(_tree_of(root), cache_path=cache)
+    catalog = CatalogSource(_tree_of(root), cache_path=cache, scorer=scorer)
     catalog.snapshot()
     gc.collect()
     held = tracemalloc.get_traced_memory()[0] - before
@@ -283,7 +283,7 @@ def _measure_catalog(
         time.sleep(settle)
     times = trio.run(_time_catalog, root, cache, row.topics, runs, scorer)
     restart = _in_new_process("restart", str(root), str(cache), str(runs + 1), scorer)
-    memory = _in_new_process("memory", str(root), str(cache))
+    memory = _in_new_process("memory", str(root), str(cache), scorer)
     assert isinstance(restart, list)
     assert isinstance(memory, float)
     return attrs.evolve(
@@ -367,11 +367,11 @@ def _probe(argv: Sequence[str]) -> int:
     ``python -m memrecall.tooling.scanbench``.
     """
     what, root, cache, *rest = argv
+    scorer: ScorerName = "reference" if rest[-1:] == ["reference"] else "fielded"
     if what == "restart":
-        scorer: ScorerName = "reference" if rest[1:] == ["reference"] else "fielded"
         result: object = trio.run(_restart_probe, Path(root), Path(cache), int(rest[0]), scorer)
     elif what == "memory":
-        result = _memory_probe(Path(root), Path(cache))
+        result = _memory_probe(Path(root), Path(cache), scorer)
     else:
         print(f"unknown probe {what!r}", file=sys.stderr)
         return 2
