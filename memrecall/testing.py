@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Unpack
+from typing import Generic, Protocol, TypeVar, Unpack
 
 import trio
 
@@ -31,11 +31,13 @@ from memrecall.actors.engine import Engine, open_engine_with_hooks
 from memrecall.actors.selector import Selector
 from memrecall.actors.settings import EngineHooks, EngineKeywords, EngineOptions
 from memrecall.aio import AioSelector, AsyncioEngine, open_guest_engine
-from memrecall.engine.plan import StepFunction, step
+from memrecall.engine.plan import PlanOptions, StepFunction, step
+from memrecall.events.effects import Effect
+from memrecall.events.inputs import PlanEvent, SelectorFailed, SelectorSucceeded, UserQuery
 from memrecall.sources.scanner import MemoryTree
 from memrecall.sources.source import DocumentSource
 
-__all__ = ["EngineHooks", "open_aio_test_engine", "open_test_engine"]
+__all__ = ["EngineHooks", "SelectorAnswered", "open_aio_test_engine", "open_test_engine"]
 
 
 def open_test_engine(
@@ -77,3 +79,36 @@ def open_aio_test_engine(
         step_function=step_function,
     )
     return open_guest_engine(memory, selector, EngineOptions(**options), hooks, clock)
+
+
+class _Settable(Protocol):
+    def set(self) -> None: ...
+
+
+_E = TypeVar("_E", bound=_Settable)
+
+
+class SelectorAnswered(Generic[_E]):
+    """A plan observer that sets ``event`` (a ``trio.Event``, an ``asyncio.Event``) once a
+    plan's selector answered or failed: what a test or a demo waits for before it looks
+    at what the turn delivered."""
+
+    def __init__(self, event: _E) -> None:
+        self.event = event
+
+    def opened(
+        self,
+        plan_id: str,
+        options: PlanOptions,
+        query: UserQuery,
+        excluded: frozenset[str],
+        effects: list[Effect],
+    ) -> None:
+        """Nothing to do."""
+
+    def stepped(
+        self, plan_id: str, seq: int, now: float, event: PlanEvent, effects: list[Effect]
+    ) -> None:
+        """Set the event on a selector completion."""
+        if isinstance(event, SelectorSucceeded | SelectorFailed):
+            self.event.set()

@@ -24,38 +24,12 @@ from pathlib import Path
 import trio
 
 from memrecall.actors import open_engine
-from memrecall.engine.plan import PlanOptions
-from memrecall.events.effects import Effect
-from memrecall.events.inputs import PlanEvent, SelectorFailed, SelectorSucceeded, UserQuery
 from memrecall.selectors import OpenAICompatibleSelector
 from memrecall.sources.scanner import MemoryTree
 from memrecall.telemetry import MemorySink
+from memrecall.testing import SelectorAnswered
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "memrecall" / "examples" / "memory"
-
-
-class _SelectorAnswered:
-    """Wakes the script once the selector's answer (or failure) reached the plan."""
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-
-    def opened(
-        self,
-        plan_id: str,
-        options: PlanOptions,
-        query: UserQuery,
-        excluded: frozenset[str],
-        effects: list[Effect],
-    ) -> None:
-        """Nothing to do."""
-
-    def stepped(
-        self, plan_id: str, seq: int, now: float, event: PlanEvent, effects: list[Effect]
-    ) -> None:
-        """Set the event on a selector completion."""
-        if isinstance(event, SelectorSucceeded | SelectorFailed):
-            self.event.set()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,7 +60,7 @@ async def run(args: argparse.Namespace) -> None:
         timeout=args.timeout,
     )
     telemetry = MemorySink()
-    answered = _SelectorAnswered()
+    answered = SelectorAnswered(trio.Event())
     tree = MemoryTree.of(project=args.project, user=args.user)
     async with open_engine(
         tree,

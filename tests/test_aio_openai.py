@@ -14,50 +14,20 @@ import pytest
 from trio.testing import MockClock
 
 from memrecall import aio
-from memrecall.engine.plan import PlanOptions
 from memrecall.events import (
     DeliveryPoint,
     DeliveryRecord,
     DiscardReason,
-    Effect,
     Phase,
-    PlanEvent,
-    SelectorFailed,
     SelectorOutcome,
-    SelectorSucceeded,
     Strategy,
-    UserQuery,
 )
 from memrecall.selectors import OpenAICompatibleSelector
 from memrecall.telemetry.sinks import MemorySink
-from memrecall.testing import open_aio_test_engine
+from memrecall.testing import SelectorAnswered, open_aio_test_engine
 
 from .fake_openai import Behaviour, FakeOpenAI, serve
 from .test_openai_selector import QUERY, pick_last, write_tree
-
-
-class SelectorDone:
-    """A plan observer that sets an asyncio event once the selector's answer reached the plan."""
-
-    def __init__(self) -> None:
-        self.event = asyncio.Event()
-
-    def opened(
-        self,
-        plan_id: str,
-        options: PlanOptions,
-        query: UserQuery,
-        excluded: frozenset[str],
-        effects: list[Effect],
-    ) -> None:
-        """Nothing to do."""
-
-    def stepped(
-        self, plan_id: str, seq: int, now: float, event: PlanEvent, effects: list[Effect]
-    ) -> None:
-        """Wake the test on a selector completion."""
-        if isinstance(event, SelectorSucceeded | SelectorFailed):
-            self.event.set()
 
 
 def selector(server: FakeOpenAI) -> OpenAICompatibleSelector:
@@ -69,7 +39,7 @@ def test_fast_block_first_then_the_models_pick_at_the_tool_result(tmp_path: Path
     sink = MemorySink()
 
     async def main(server: FakeOpenAI) -> tuple[object, object]:
-        done = SelectorDone()
+        done = SelectorAnswered(asyncio.Event())
         async with open_aio_test_engine(
             tree,
             selector=selector(server),

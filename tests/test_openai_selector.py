@@ -34,12 +34,9 @@ from memrecall.actors.selector import (
     SelectorUnreachableError,
     validate_selection,
 )
-from memrecall.engine.plan import PlanOptions
 from memrecall.engine.scoring.candidates import build_manifest
 from memrecall.events import JsonlCodec, LogHeader
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
-from memrecall.events.effects import Effect
-from memrecall.events.inputs import PlanEvent, SelectorFailed, SelectorSucceeded, UserQuery
 from memrecall.events.telemetry import (
     DeliveryPoint,
     DeliveryRecord,
@@ -53,6 +50,7 @@ from memrecall.selectors import OpenAICompatibleSelector
 from memrecall.selectors.openai import chat_request_body
 from memrecall.sources.scanner import MemoryTree
 from memrecall.telemetry.sinks import MemorySink
+from memrecall.testing import SelectorAnswered
 
 from .fake_openai import Behaviour, FakeOpenAI, manifest_ids, refused_port, serve
 
@@ -369,30 +367,6 @@ def pick_last(body: dict[str, Any]) -> object:
     return manifest_ids(body)[-1:]
 
 
-class SelectorDone:
-    """A plan observer that wakes the test once the selector's answer reached the plan."""
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-
-    def opened(
-        self,
-        plan_id: str,
-        options: PlanOptions,
-        query: UserQuery,
-        excluded: frozenset[str],
-        effects: list[Effect],
-    ) -> None:
-        """Nothing to do."""
-
-    def stepped(
-        self, plan_id: str, seq: int, now: float, event: PlanEvent, effects: list[Effect]
-    ) -> None:
-        """Wake the test on a selector completion."""
-        if isinstance(event, SelectorSucceeded | SelectorFailed):
-            self.event.set()
-
-
 def outcomes(sink: MemorySink) -> list[tuple[str, SelectorOutcome | None]]:
     return [
         (r.phase.value if isinstance(r, DeliveryRecord) else "selection", r.selector_outcome)
@@ -407,7 +381,7 @@ async def test_end_to_end_a_fast_selector_pick_arrives(
     # loopback server answers, however loaded the machine: the pick always comes first.
     tree = write_tree(tmp_path)
     sink = MemorySink()
-    observer: PlanObserver = SelectorDone()
+    observer: PlanObserver = SelectorAnswered(trio.Event())
     with serve(Behaviour(delay=0.02, answer=pick_last)) as server:
         async with open_engine(
             tree,
@@ -435,7 +409,7 @@ async def test_end_to_end_a_slow_pick_comes_at_the_next_tool_result(
     # slow a loaded machine makes the scan, and the model (2 s of real time) comes later.
     tree = write_tree(tmp_path)
     sink = MemorySink()
-    done = SelectorDone()
+    done = SelectorAnswered(trio.Event())
     with serve(Behaviour(delay=2.0, answer=pick_last)) as server:
         async with open_engine(
             tree, selector=selector(server), sinks=[sink], catalog_cache=None, observer=done
@@ -459,7 +433,7 @@ async def test_end_to_end_a_slow_pick_comes_at_the_next_tool_result(
 
 async def test_end_to_end_http_500_shows_as_http_error(tmp_path: Path) -> None:
     sink = MemorySink()
-    done = SelectorDone()
+    done = SelectorAnswered(trio.Event())
     with serve(Behaviour(status=500)) as server:
         async with open_engine(
             write_tree(tmp_path),
