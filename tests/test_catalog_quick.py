@@ -164,6 +164,55 @@ def test_a_suspect_directory_that_lists_differently_means_a_full_start(tmp_path:
         catalog.close()
 
 
+def test_a_tree_with_a_hard_link_always_starts_in_full(tmp_path: Path) -> None:
+    """A file linked from outside the tree can change without an event in it: such trees
+    are validated in full at every start (and the link on every refresh)."""
+    tree = make_tree(tmp_path / "memory")
+    cache = tmp_path / "catalog.bin"
+    outside = write(tmp_path / "elsewhere.md", note("Shared", body="before"), 100)
+    os.link(outside, tmp_path / "memory" / "project" / "shared.md")
+    saved(tree, cache)
+    catalog = open_catalog(tree, cache)
+    try:
+        assert_fresh(catalog, tree)
+        assert not catalog.stats.quick_start
+        with open(outside, "r+b") as handle:  # same size; the link's mtime put back
+            data = handle.read().replace(b"before", b"after!")
+            handle.seek(0)
+            handle.write(data)
+        stamp(outside)
+        assert any("after!" in d.body for d in assert_fresh(catalog, tree).documents)
+    finally:
+        catalog.close()
+
+
+def test_files_read_again_at_a_quick_start_are_not_read_again_after_the_next_save(
+    tmp_path: Path,
+) -> None:
+    """The read times a quick start moved on are kept when the catalog is next saved."""
+    tree = make_tree(tmp_path / "memory")
+    cache = tmp_path / "catalog.bin"
+    first = CatalogSource(tree, cache_path=cache, scorer="fielded")  # the real clock
+    first.snapshot()
+    first.close()
+    second = open_catalog(tree, cache)  # an hour later: every file read again, unchanged
+    try:
+        assert_fresh(second, tree)
+        assert second.stats.quick_start
+        assert second.stats.reads == 4
+        _add(tmp_path / "memory")  # a change: the entries are adopted, the file saved
+        assert_fresh(second, tree)
+    finally:
+        second.close()
+    third = open_catalog(tree, cache)
+    try:
+        assert_fresh(third, tree)
+        assert third.stats.quick_start
+        assert third.stats.reads == 0
+    finally:
+        third.close()
+
+
 def _edit(base: Path) -> None:
     (base / "project" / "a.md").write_text(note("Alpha deploy", body="a longer body now"))
 

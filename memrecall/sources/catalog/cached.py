@@ -21,6 +21,7 @@ __all__ = [
     "ENTRY_CHUNK",
     "CachedFile",
     "EntryColumns",
+    "EntryView",
     "StoredDiagnostic",
     "from_columns",
     "to_columns",
@@ -124,32 +125,77 @@ def _floats(data: bytes, size: int) -> memoryview[float]:
     return _checked(data, size, 8).cast("d")
 
 
+class EntryView:
+    """Checked read access to :class:`EntryColumns` without making an entry per file: what
+    a quick start compares against the tree (:mod:`~memrecall.sources.catalog.quick`).
+    Raises ``ValueError`` when the columns do not fit together."""
+
+    def __init__(self, columns: EntryColumns) -> None:
+        size = self.size = len(columns.paths)
+        if len(columns.relative_paths) != size:
+            raise ValueError("the entry columns have different lengths")
+        self.columns = columns
+        self.paths = columns.paths
+        self.relative_paths = columns.relative_paths
+        self.roots = _ints(columns.roots, "H", size)
+        self.flat_signatures = _ints(columns.signatures, "q", size * 5)
+        self.read_ns = _ints(columns.read_ns, "q", size)
+        self.nlinks = _ints(columns.nlinks, "Q", size)
+        self.slots = _ints(columns.slots, "q", size)
+        self.codes = _ints(columns.kinds, "b", size)
+        self.mtimes = _floats(columns.mtimes, size)
+        if any(code >= len(_KINDS) for code in self.codes):
+            raise ValueError("an entry has an unknown document type")
+        if any(not 0 <= i < size for i in columns.unsigned) or any(
+            not 0 <= i < size for i, _ in columns.diagnostics
+        ):
+            raise ValueError("an entry column names an entry that is not there")
+
+    def signatures(self) -> list[tuple[int, int, int, int, int] | None]:
+        """Every entry's signature, in order."""
+        flat = self.flat_signatures
+        signatures: list[tuple[int, int, int, int, int] | None] = list(
+            zip(flat[0::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
+        )
+        for i in self.columns.unsigned:
+            signatures[i] = None
+        return signatures
+
+    def diagnostics(self) -> list[tuple[StoredDiagnostic, ...]]:
+        """Every entry's diagnostics, in order."""
+        found: list[tuple[StoredDiagnostic, ...]] = [()] * self.size
+        for i, diagnostics in self.columns.diagnostics:
+            found[i] = diagnostics
+        return found
+
+    def entry(self, i: int) -> CachedFile:
+        """Entry ``i``, made."""
+        flat = self.flat_signatures[5 * i : 5 * i + 5]
+        code = self.codes[i]
+        return CachedFile(
+            self.roots[i],
+            self.paths[i],
+            self.relative_paths[i],
+            None if i in self.columns.unsigned else (flat[0], flat[1], flat[2], flat[3], flat[4]),
+            self.read_ns[i],
+            self.nlinks[i],
+            dict(self.columns.diagnostics).get(i, ()),
+            self.slots[i],
+            None if code < 0 else _KINDS[code],
+            self.mtimes[i],
+        )
+
+
 def from_columns(columns: EntryColumns, checkpoint: Callable[[], None]) -> list[CachedFile]:
     """The entries ``columns`` holds; ``ValueError`` if the columns do not fit together.
 
     Calls ``checkpoint`` every few hundred entries.
     """
-    size = len(columns.paths)
-    if len(columns.relative_paths) != size:
-        raise ValueError("the entry columns have different lengths")
-    roots = _ints(columns.roots, "H", size)
-    flat = _ints(columns.signatures, "q", size * 5)
-    signatures: list[tuple[int, int, int, int, int] | None] = list(
-        zip(flat[0::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
-    )
-    for i in columns.unsigned:
-        signatures[i] = None
-    read_ns = _ints(columns.read_ns, "q", size)
-    nlinks = _ints(columns.nlinks, "Q", size)
-    slots = _ints(columns.slots, "q", size)
-    codes = _ints(columns.kinds, "b", size)
-    if any(code >= len(_KINDS) for code in codes):
-        raise ValueError("an entry has an unknown document type")
-    kinds = [None if code < 0 else _KINDS[code] for code in codes]
-    mtimes = _floats(columns.mtimes, size)
-    diagnostics: list[tuple[StoredDiagnostic, ...]] = [()] * size
-    for i, found in columns.diagnostics:
-        diagnostics[i] = found
+    view = EntryView(columns)
+    size = view.size
+    signatures = view.signatures()
+    kinds = [None if code < 0 else _KINDS[code] for code in view.codes]
+    diagnostics = view.diagnostics()
     entries: list[CachedFile] = []
     for start in range(0, size, ENTRY_CHUNK):
         checkpoint()
@@ -157,16 +203,16 @@ def from_columns(columns: EntryColumns, checkpoint: Callable[[], None]) -> list[
         entries.extend(
             map(
                 CachedFile,
-                roots[start:end],
-                columns.paths[start:end],
-                columns.relative_paths[start:end],
+                view.roots[start:end],
+                view.paths[start:end],
+                view.relative_paths[start:end],
                 signatures[start:end],
-                read_ns[start:end],
-                nlinks[start:end],
+                view.read_ns[start:end],
+                view.nlinks[start:end],
                 diagnostics[start:end],
-                slots[start:end],
+                view.slots[start:end],
                 kinds[start:end],
-                mtimes[start:end],
+                view.mtimes[start:end],
             )
         )
     return entries

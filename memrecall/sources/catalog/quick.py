@@ -45,7 +45,7 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.pool import FieldedPool
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.cachefile import CorruptRecord
-from memrecall.sources.catalog.cached import CachedFile
+from memrecall.sources.catalog.cached import CachedFile, EntryView, to_columns
 from memrecall.sources.catalog.documents import LoadedDocuments, StoredDocuments
 from memrecall.sources.catalog.feed import ChangeFeed
 from memrecall.sources.catalog.listing import (
@@ -183,70 +183,74 @@ def _listed_again(
     return fresh
 
 
-def _read_again(context: QuickContext, entry: CachedFile, documents: StoredDocuments) -> bool:
-    """A suspect file read again: True (and its read time moved on) if it gives the stored
-    document and diagnostics."""
+def _read_again(context: QuickContext, entry: CachedFile, documents: StoredDocuments) -> int | None:
+    """A suspect file read again: the time it was read if it gives the stored document and
+    diagnostics, else ``None``."""
     seen = context.clock()
     try:
         signature = _signature(os.stat(entry.path))
     except OSError:
-        return False
+        return None
     if signature != entry.signature:
-        return False
+        return None
     scope = context.roots[entry.root_index].scope
     document, problems = read_topic_file(
         TopicFile(entry.root_index, scope, entry.path, entry.relative_path)
     )
     if tuple(map(stored_diagnostic, problems)) != entry.diagnostics:
-        return False
+        return None
     try:
         same = document is None if entry.slot < 0 else document == documents.document(entry.slot)
     except CorruptRecord:
-        return False
-    if same:
-        entry.read_ns = seen
-    return same
+        return None
+    return seen if same else None
 
 
 def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | None:
-    """Publish ``stored`` as it is if the tree is exactly as it describes (module doc)."""
+    """Publish ``stored`` as it is if the tree is exactly as it describes (module doc).
+
+    Works on the entries' columns (``load_catalog(materialize=False)``) when it can, so
+    that nothing is made per file but a ``stat`` and its signature; the entries read
+    again are recorded in ``stored.read_again``.
+    """
     feed, roots, checkpoint = context.feed, context.roots, context.checkpoint
-    entries = stored.entries
     documents = stored.stored
-    if (
-        not feed.active
-        or stored.pool is None
-        or documents is None
-        or any(entry.nlink != 1 for entry in entries)
-    ):
+    if not feed.active or stored.pool is None or documents is None:
         return None
+    view = EntryView(stored.columns if stored.columns is not None else to_columns(stored.entries))
+    size = view.size
+    if view.nlinks.tolist().count(1) != size or view.columns.unsigned:
+        return None  # hard links (or a file that could not be stat-ed): a full start
     walked = _walk(context, stored)
-    if walked is None:
-        return None
-    if walked.topics != {entry.path: entry.root_index for entry in entries}:
+    if walked is None or walked.topics != dict(zip(view.paths, view.roots.tolist(), strict=True)):
         return None
     checkpoint()
     try:
-        now = list(map(_signature, map(os.stat, [entry.path for entry in entries])))
+        now = list(map(_signature, map(os.stat, view.paths)))
     except OSError:
         return None
-    suspect = []
-    for entry, signature in zip(entries, now, strict=True):
-        if entry.signature != signature:
-            return None
-        # (recent(), inlined: this runs once per file of the tree)
-        if max(signature[3], signature[4]) >= entry.read_ns - SUSPECT_NS:
-            suspect.append(entry)
+    if now != view.signatures():
+        return None
+    flat = view.flat_signatures
+    changed = map(max, flat[3::5], flat[4::5])  # recent(), inlined: it runs once per file
+    suspect = [
+        i
+        for i, (when, read) in enumerate(zip(changed, view.read_ns, strict=True))
+        if when >= read - SUSPECT_NS
+    ]
     if len(suspect) > MAX_REREAD:
         return None
     checkpoint()
-    if not all(_read_again(context, entry, documents) for entry in suspect):
-        return None
-    read_again = len(suspect)
+    for i in suspect:
+        seen = _read_again(context, view.entry(i), documents)
+        if seen is None:
+            return None
+        stored.read_again[i] = seen
     # entries with documents come first, in recall order (CatalogEntries.stored)
-    recalled = [entry for entry in entries if entry.slot >= 0]
-    slots = [entry.slot for entry in recalled]
-    if entries[: len(recalled)] != recalled:
+    all_slots = view.slots.tolist()
+    recalled = size - all_slots.count(-1)
+    slots = all_slots[:recalled]
+    if recalled and min(slots) < 0:
         return None
     pool = FieldedPool.from_image(stored.pool)
     if len(set(slots)) != len(slots) or len(pool) != len(slots):
@@ -256,7 +260,7 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
     scopes = [root.scope for root in roots]
 
     def reread(slot: int) -> MemoryDocument:
-        entry = next(e for e in entries if e.slot == slot)
+        entry = view.entry(all_slots.index(slot))
         scope = scopes[entry.root_index]
         topic = TopicFile(entry.root_index, scope, entry.path, entry.relative_path)
         document, _ = read_topic_file(topic)
@@ -265,16 +269,15 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
         return document
 
     loaded = LoadedDocuments(list(slots), documents, reread)
-    view = FieldedIndex.over(pool, slots, checkpoint=checkpoint)
-    paths = [entry.path for entry in recalled]
+    index = FieldedIndex.over(pool, slots, checkpoint=checkpoint)
+    paths = view.paths[:recalled]
     lookups = Lookups(
         slots, list(stored.recency), lambda: {p: (s,) for p, s in zip(paths, slots, strict=True)}
     )
     diagnostics = [info for info in walked.infos if isinstance(info, Diagnostic)]
     problems = sorted(
-        (entry for entry in entries if entry.diagnostics),
-        key=lambda entry: (entry.root_index, entry.relative_path),
+        view.columns.diagnostics, key=lambda found: (view.roots[found[0]], view.paths[found[0]])
     )
-    diagnostics.extend(diagnostic_of(d) for entry in problems for d in entry.diagnostics)
-    snapshot = Snapshot(loaded, view, tuple(diagnostics), order=lookups)
-    return QuickStart(snapshot, walked.listings, walked.infos, walked.chains, read_again)
+    diagnostics.extend(diagnostic_of(d) for _, found in problems for d in found)
+    snapshot = Snapshot(loaded, index, tuple(diagnostics), order=lookups)
+    return QuickStart(snapshot, walked.listings, walked.infos, walked.chains, len(suspect))

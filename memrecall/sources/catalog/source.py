@@ -86,6 +86,7 @@ from memrecall.sources.catalog.store import (
     StoredCatalog,
     StoredListing,
     check_cache_target,
+    entries_of,
     load_catalog,
     remove_stale_temporaries,
     save_catalog,
@@ -307,6 +308,7 @@ class CatalogSource:
             follow_links=self.tree.follow_links,
             scorer=self.scorer,
             checkpoint=pacing.checkpoint,
+            materialize=False,
         )
         if isinstance(result, LoadFailure):
             if result.reason != "missing":
@@ -348,14 +350,15 @@ class CatalogSource:
         self._listings = quick.listings
         self._pending = stored
         self._snapshot = quick.snapshot
-        self.stats.loaded = len(stored.entries)
-        self.stats.stats += len(stored.entries)
+        files = len(stored.entries) if stored.columns is None else len(stored.columns.paths)
+        self.stats.loaded = files
+        self.stats.stats += files
         self.stats.reads += quick.read_again
         self.stats.stale_on_load = 0
         self.stats.quick_start = True
         log.info(
             "catalog: %d files from %s verified in %.0f ms; nothing changed",
-            len(stored.entries),
+            files,
             self._cache_path,
             (time.perf_counter() - began) * 1000,
         )
@@ -366,6 +369,7 @@ class CatalogSource:
         current and its entries verified, and applies what changed since."""
         stored, self._pending = self._pending, None
         assert stored is not None
+        entries_of(stored, pacing.checkpoint)
         self._files.adopt(stored)
         self._files.report_stale()
 
@@ -374,6 +378,7 @@ class CatalogSource:
         assert self._cache_path is not None
         began = time.perf_counter()
         try:
+            entries_of(result, pacing.checkpoint)
             self._adopt(result)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             self._reset()

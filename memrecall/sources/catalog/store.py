@@ -48,6 +48,7 @@ from memrecall.sources.catalog.cached import (
     ENTRY_CHUNK,
     CachedFile,
     EntryColumns,
+    EntryView,
     StoredDiagnostic,
     from_columns,
     to_columns,
@@ -77,6 +78,7 @@ __all__ = [
     "code_fingerprint",
     "default_cache_dir",
     "default_cache_path",
+    "entries_of",
     "load_catalog",
     "prune_cache_dir",
     "read_cache_file",
@@ -132,6 +134,11 @@ class StoredCatalog(msgspec.Struct):
     listings: list[StoredListing]
     documents: list[bytes | None] = msgspec.field(default_factory=list)
     stored: StoredDocuments | None = None
+    columns: EntryColumns | None = None
+    """The entries as the file holds them, when loaded without making them
+    (``load_catalog(materialize=False)``; :func:`entries_of` makes them)."""
+    read_again: dict[int, int] = msgspec.field(default_factory=dict)
+    """Entry -> a later read time: files a quick start read again and found unchanged."""
     fields: list[FieldTexts | None] = msgspec.field(default_factory=list)
     """Per slot, what the word index holds of the document (``reference`` only)."""
     postings: list[StoredPostings] = msgspec.field(default_factory=list)
@@ -276,12 +283,14 @@ def load_catalog(
     follow_links: bool = False,
     scorer: str = "reference",
     checkpoint: Callable[[], None] = _no_pause,
+    materialize: bool = True,
 ) -> StoredCatalog | LoadFailure:
     """Read and verify a catalog file written for ``roots``; see :class:`LoadFailure`.
 
     The entries are made a few hundred at a time with a call to ``checkpoint``
     between batches (a worker passes its pacer's), so loading a large file
-    never holds the interpreter for long at a stretch.
+    never holds the interpreter for long at a stretch; with ``materialize=False``
+    they are only checked, and left to :func:`entries_of`.
     """
     try:
         head = read_cache_head(path, MAGIC, FORMAT_VERSION)
@@ -310,7 +319,9 @@ def load_catalog(
     if lazy.scorer != scorer:
         return LoadFailure("other scorer", f"written for the {lazy.scorer} scorer")
     try:
-        entries = from_columns(lazy.entries, checkpoint)
+        entries = from_columns(lazy.entries, checkpoint) if materialize else []
+        if not materialize:
+            EntryView(lazy.entries)  # the same checks, without making the entries
         stored = StoredDocuments(records, lazy.documents)
     except TruncatedDocuments as exc:
         return LoadFailure("truncated", str(exc))
@@ -318,5 +329,23 @@ def load_catalog(
         return LoadFailure("corrupt", str(exc))
     checkpoint()
     return StoredCatalog(
-        **_shared_fields(lazy), entries=entries, stored=stored, fingerprint=lazy.fingerprint
+        **_shared_fields(lazy),
+        entries=entries,
+        stored=stored,
+        columns=None if materialize else lazy.entries,
+        fingerprint=lazy.fingerprint,
     )
+
+
+def entries_of(
+    catalog: StoredCatalog, checkpoint: Callable[[], None] = _no_pause
+) -> list[CachedFile]:
+    """``catalog``'s entries, made from its columns the first time (with the read times a
+    quick start moved on applied), then kept in ``catalog.entries``."""
+    if catalog.columns is not None and not catalog.entries:
+        entries = from_columns(catalog.columns, checkpoint)
+        for i, read_ns in catalog.read_again.items():
+            entries[i].read_ns = read_ns
+        catalog.entries = entries
+        catalog.columns = None
+    return catalog.entries
