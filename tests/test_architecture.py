@@ -101,6 +101,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "memrecall.aio",
     ),
     "memrecall.testing": (
+        "memrecall.events",
         "memrecall.engine",
         "memrecall.sources",
         "memrecall.telemetry",
