@@ -318,26 +318,21 @@ class MemoryService:
         self, user_id: str, memory_id: str, *, request_id: str | None = None
     ) -> MemoryRecord:
         """Hide a memory from retrieval (restorable; content and history kept)."""
-        _check_user(user_id)
-        now = self._now()
-        record = await self._run(
-            functools.partial(
-                self.store.set_status, user_id, memory_id, Status.SUPPRESSED, now, request_id
-            )
-        )
-        await self._project(user_id)
-        return record
+        return await self._set_status(user_id, memory_id, Status.SUPPRESSED, request_id)
 
     async def restore(
         self, user_id: str, memory_id: str, *, request_id: str | None = None
     ) -> MemoryRecord:
         """Make a suppressed memory active again."""
+        return await self._set_status(user_id, memory_id, Status.ACTIVE, request_id)
+
+    async def _set_status(
+        self, user_id: str, memory_id: str, status: Status, request_id: str | None
+    ) -> MemoryRecord:
         _check_user(user_id)
         now = self._now()
         record = await self._run(
-            functools.partial(
-                self.store.set_status, user_id, memory_id, Status.ACTIVE, now, request_id
-            )
+            functools.partial(self.store.set_status, user_id, memory_id, status, now, request_id)
         )
         await self._project(user_id)
         return record
