@@ -12,14 +12,19 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Unpack
 
 import attrs
 import pytest
+import trio
 from trio.testing import MockClock
 
 from memrecall import aio
 from memrecall.actors.selector import SelectorRequest
 from memrecall.actors.session import SessionBusyError, SessionClosedError
+from memrecall.actors.settings import EngineKeywords
+from memrecall.aio import AioSelector, AsyncioEngine
 from memrecall.engine.plan import PlanOptions
 from memrecall.events import (
     DiscardReason,
@@ -92,6 +97,26 @@ class AsyncioSelector:
         return [request.ids[request.paths.index(p)] for p in self.pick if p in request.paths]
 
 
+def open_here(
+    *,
+    selector: AioSelector | None = None,
+    scan_delay: float = 0.0,
+    clock: trio.abc.Clock | None = None,
+    **options: Unpack[EngineKeywords],
+) -> AbstractAsyncContextManager[AsyncioEngine]:
+    """The engine of every test here: the shared pool, a fixed wall clock, the scan on the
+    loop (so timing follows the selector, not a thread)."""
+    return open_aio_test_engine(
+        SOURCE,
+        selector=selector,
+        wall_clock=lambda: WALL,
+        scan_in_thread=False,
+        scan_delay=scan_delay,
+        clock=clock,
+        **options,
+    )
+
+
 def never() -> asyncio.Event:
     """An event nobody sets: a selector waiting on it answers only if cancelled."""
     return asyncio.Event()
@@ -101,8 +126,9 @@ def test_the_fast_result_goes_at_once_while_an_asyncio_selector_is_slow() -> Non
     async def main() -> tuple[object, list[TelemetryRecord], int]:
         sink = MemorySink()
         selector = AsyncioSelector(release=never())
-        async with open_aio_test_engine(
-            SOURCE, selector=selector, sinks=[sink], wall_clock=lambda: WALL, scan_in_thread=False
+        async with open_here(
+            selector=selector,
+            sinks=[sink],
         ) as engine:
             session = await engine.open_session()
             block = await session.user_query("deploy")
@@ -121,9 +147,7 @@ def test_the_fast_result_goes_at_once_while_an_asyncio_selector_is_slow() -> Non
 
 def test_the_initial_wait_ends_at_the_ceiling_when_the_scan_is_slow() -> None:
     async def main() -> tuple[object, float]:
-        async with open_aio_test_engine(
-            SOURCE, selector=None, wall_clock=lambda: WALL, scan_in_thread=False, scan_delay=60.0
-        ) as engine:
+        async with open_here(selector=None, scan_delay=60.0) as engine:
             session = await engine.open_session()
             began = time.monotonic()
             block = await session.user_query("deploy")
@@ -139,13 +163,10 @@ def test_every_plan_records_exactly_one_terminal_event_under_asyncio() -> None:
         sink = MemorySink()
         watcher = PlanWatcher()
         selector = AsyncioSelector(pick=(DEPLOY_C.path,))
-        async with open_aio_test_engine(
-            SOURCE,
+        async with open_here(
             selector=selector,
             sinks=[sink],
             observer=watcher,
-            wall_clock=lambda: WALL,
-            scan_in_thread=False,
         ) as engine:
             session = await engine.open_session()
             turns = 0
@@ -180,12 +201,9 @@ def test_cancelling_the_asyncio_caller_aborts_the_plan_and_its_selector_call() -
     async def main() -> tuple[list[TelemetryRecord], int]:
         sink = MemorySink()
         selector = AsyncioSelector(release=never())
-        async with open_aio_test_engine(
-            SOURCE,
+        async with open_here(
             selector=selector,
             sinks=[sink],
-            wall_clock=lambda: WALL,
-            scan_in_thread=False,
             wait_for_selector=True,  # the fast result is held: user_query waits on the selector
             clock=MockClock(),  # frozen: the 100 ms deadline never comes
         ) as engine:
@@ -211,13 +229,10 @@ def test_cancelled_while_the_scan_runs_the_plan_is_aborted_too() -> None:
     async def main() -> list[TelemetryRecord]:
         sink = MemorySink()
         watcher = PlanWatcher()
-        async with open_aio_test_engine(
-            SOURCE,
+        async with open_here(
             selector=None,
             sinks=[sink],
             observer=watcher,
-            wall_clock=lambda: WALL,
-            scan_in_thread=False,
             scan_delay=1.0,
             clock=MockClock(),
         ) as engine:
@@ -237,12 +252,9 @@ def test_cancelled_while_the_scan_runs_the_plan_is_aborted_too() -> None:
 
 def test_leaving_the_engine_shuts_every_plan_down_also_when_cancelled() -> None:
     async def body(sink: MemorySink, entered: asyncio.Event) -> None:
-        async with open_aio_test_engine(
-            SOURCE,
+        async with open_here(
             selector=AsyncioSelector(release=never()),
             sinks=[sink],
-            wall_clock=lambda: WALL,
-            scan_in_thread=False,
         ) as engine:
             for _ in range(3):
                 session = await engine.open_session()
@@ -268,11 +280,8 @@ def test_leaving_the_engine_shuts_every_plan_down_also_when_cancelled() -> None:
 def test_a_second_concurrent_user_query_is_refused_and_the_first_goes_on() -> None:
     async def main() -> tuple[object, object]:
         selector = AsyncioSelector(pick=(DEPLOY_A.path,), release=never())
-        async with open_aio_test_engine(
-            SOURCE,
+        async with open_here(
             selector=selector,
-            wall_clock=lambda: WALL,
-            scan_in_thread=False,
             wait_for_selector=True,
             clock=MockClock(),
         ) as engine:
@@ -302,13 +311,10 @@ def test_the_callers_context_and_correlation_reach_the_selector_and_the_sinks() 
         sink = Correlating()
         selector = AsyncioSelector(pick=(DEPLOY_A.path,))
         watcher = PlanWatcher()
-        async with open_aio_test_engine(
-            SOURCE,
+        async with open_here(
             selector=selector,
             sinks=[sink],
             observer=watcher,
-            wall_clock=lambda: WALL,
-            scan_in_thread=False,
         ) as engine:
             session = await engine.open_session()
             TURN.set("turn-1")
