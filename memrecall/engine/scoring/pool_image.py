@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import cast
 
 import msgspec
 
@@ -88,6 +89,11 @@ def features_in(store: dict[int, DocumentFeatures | msgspec.Raw], key: int) -> D
     return value
 
 
+def _zeros(data: bytes) -> int:
+    """How many of the 32-bit ints in ``data`` are 0."""
+    return _uints(data).tolist().count(0)
+
+
 def _uints(data: bytes) -> memoryview:
     if len(data) % 4:
         raise ValueError("an array of 32-bit ints has a length that is not a multiple of 4")
@@ -137,7 +143,7 @@ class PoolReader:
         if image.terms != sorted(image.terms):
             raise ValueError("a pool image's vocabulary is not sorted")
         if len(image.tallies) != fields or any(
-            sum(tally.values()) != capacity - _uints(lengths).tolist().count(0)
+            sum(tally.values()) != capacity - _zeros(lengths)
             for tally, lengths in zip(image.tallies, image.lengths, strict=True)
         ):
             raise ValueError("a pool image's length tallies do not match its lengths")
@@ -181,7 +187,7 @@ class PoolReader:
 
     def mtimes(self) -> list[float]:
         """Each key's mtime."""
-        return [float(m) for m in memoryview(self.image.mtimes).cast("d")]
+        return cast("list[float]", memoryview(self.image.mtimes).cast("d").tolist())
 
     def handles(self) -> dict[int, tuple[str, str]]:
         """Key -> ``(path handle, name handle)`` of every stored document."""

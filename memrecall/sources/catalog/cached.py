@@ -144,7 +144,7 @@ class EntryView:
         self.slots = _ints(columns.slots, "q", size)
         self.codes = _ints(columns.kinds, "b", size)
         self.mtimes = _floats(columns.mtimes, size)
-        if any(code >= len(_KINDS) for code in self.codes):
+        if max(self.codes, default=-1) >= len(_KINDS):
             raise ValueError("an entry has an unknown document type")
         if any(not 0 <= i < size for i in columns.unsigned) or any(
             not 0 <= i < size for i, _ in columns.diagnostics

@@ -68,7 +68,9 @@ __all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
 MAX_REREAD = 64
 """Past this many suspect files (changed within two seconds of their read), the full start."""
 
-_signature = operator.attrgetter("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+_SIGNATURE = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+_signature = operator.attrgetter(*_SIGNATURE)
+_SIGNATURE_FIELDS = tuple(map(operator.attrgetter, _SIGNATURE))
 
 
 @attrs.frozen
@@ -226,12 +228,14 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
         return None
     checkpoint()
     try:
-        now = list(map(_signature, map(os.stat, view.paths)))
+        now = list(map(os.stat, view.paths))
     except OSError:
         return None
-    if now != view.signatures():
-        return None
     flat = view.flat_signatures
+    # field by field, in C: no tuple per file (half the time of comparing signatures)
+    for field, read in enumerate(_SIGNATURE_FIELDS):
+        if list(map(read, now)) != flat[field::5].tolist():
+            return None
     changed = map(max, flat[3::5], flat[4::5])  # recent(), inlined: it runs once per file
     suspect = [
         i
