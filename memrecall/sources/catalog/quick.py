@@ -257,10 +257,13 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
     if recalled and min(slots) < 0:
         return None
     pool = FieldedPool.from_image(stored.pool)
-    if len(set(slots)) != len(slots) or len(pool) != len(slots):
+    distinct = set(slots)
+    if len(distinct) != len(slots) or len(pool) != len(slots):
         return None
     if not all(map(pool.__contains__, slots)):
         return None
+    if len(stored.recency) != len(slots) or set(stored.recency) != distinct:
+        return None  # the recency order must name every document once
     scopes = [root.scope for root in roots]
 
     def reread(slot: int) -> MemoryDocument:
