@@ -110,9 +110,17 @@ def watch(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
 
 
+@pytest.fixture(params=["reference", "fielded"])
+def scorer(request: pytest.FixtureRequest) -> ScorerName:
+    name: ScorerName = request.param
+    return name
+
+
 @pytest.fixture
-def source(roots: tuple[Path, Path, MemoryTree], watch: bool) -> Iterator[CatalogSource]:
-    catalog = CatalogSource(roots[2], watch=watch)
+def source(
+    roots: tuple[Path, Path, MemoryTree], watch: bool, scorer: ScorerName
+) -> Iterator[CatalogSource]:
+    catalog = CatalogSource(roots[2], watch=watch, scorer=scorer)
     yield catalog
     catalog.close()
 

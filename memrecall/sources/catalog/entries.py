@@ -134,6 +134,8 @@ class CatalogEntries:
         self._builder = IndexBuilder()
         self._pool = FieldedPool()
         self._pending: dict[int, tuple[FieldTexts | None, FieldTexts | None]] = {}
+        self._released: set[int] = set()
+        """Slots whose document left since the last flush (free after it)."""
         self._by_type: dict[MemoryType, set[int]] = {kind: set() for kind in MemoryType}
         self._by_path: dict[str, tuple[int, ...]] = {}
         self._maps_shared = False
@@ -419,6 +421,10 @@ class CatalogEntries:
             self._pool.remove(slot)
         else:
             self._pool.add(slot, features)
+        if features is None and fields is None:
+            self._released.add(slot)
+        else:
+            self._released.discard(slot)
         before = self._pending[slot][0] if slot in self._pending else self._fields[slot]
         self._pending[slot] = (before, fields)
         self._fields[slot] = fields
@@ -436,7 +442,9 @@ class CatalogEntries:
         if self.scorer != "fielded":
             self._builder.apply(self._pending)
         # A slot freed in this batch is reusable only once the index no longer lists it.
-        self._free.extend(slot for slot, (_, after) in self._pending.items() if after is None)
+        # (Freed means released: a ``fielded`` slot indexes no word-index fields at all.)
+        self._free.extend(self._released)
+        self._released = set()
         self._pending = {}
 
     def publish(self, listing_diagnostics: Iterable[Diagnostic]) -> Snapshot:
