@@ -434,6 +434,13 @@ async def test_open_engine_uses_the_catalog_by_default_and_persists_it(
         assert block is not None
         assert block.paths == (str(project / "a.md"),)
         await session.close()
+        # a memory written while the engine runs is recalled by the next turn
+        write(project / "b.md", note("Canary rollout", body="the canary rollout plan"), 200)
+        session = await engine.open_session()
+        block = await session.user_query("the canary rollout")
+        assert block is not None
+        assert block.paths == (str(project / "b.md"),)
+        await session.close()
     assert cache.exists()
     async with open_engine(tree, catalog=False, scorer="reference") as engine:
         assert isinstance(engine.settings.source, TreeSource)
