@@ -384,6 +384,10 @@ def test_fielded_is_the_default_and_reference_stays_selectable() -> None:
     assert {"fielded", "reference", "bm25", "frozen", "random"} <= set(SCORERS)
 
 
+HELD_OUT_TALK = ("small-talk-heldout", "small-talk-heldout-2")
+"""Small talk written for issue 18 and never tuned on: measured, not held to these floors."""
+
+
 def test_fielded_meets_the_issue_7_floors(reports: dict[str, evaluation.Report]) -> None:
     lexical = reports["fielded"].lexical
     assert lexical.recall_at_5 is not None
@@ -394,7 +398,7 @@ def test_fielded_meets_the_issue_7_floors(reports: dict[str, evaluation.Report])
     # issue 7's floor is on the cases written with the rules; the held-out small talk
     # (issue 18, never tuned on) has its own measured floor in tests/test_ranking_rules.py
     corpus = load_corpus(FIXTURE)
-    silent = [c.id for c in corpus.cases if not c.relevant and c.slice != "small-talk-heldout"]
+    silent = [c.id for c in corpus.cases if not c.relevant and c.slice not in HELD_OUT_TALK]
     got = {r.id: r.selected for r in reports["fielded"].results}
     assert sum(not got[i] for i in silent) / len(silent) >= 0.90
     assert lexical.no_result_precision is not None
@@ -418,7 +422,7 @@ def test_no_result_cases_never_get_a_fast_document(reports: dict[str, evaluation
     silent = {
         c.id
         for c in corpus.cases
-        if not c.relevant and c.slice not in ("small-talk", "small-talk-heldout")
+        if not c.relevant and c.slice != "small-talk" and c.slice not in HELD_OUT_TALK
     }
     assert silent
     assert all(not r.fast for r in reports["fielded"].results if r.id in silent)

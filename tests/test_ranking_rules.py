@@ -222,3 +222,23 @@ def test_held_out_small_talk_stays_at_its_measured_silence() -> None:
         assert ours is not None
         assert theirs is not None
         assert ours > theirs, name
+
+
+def test_the_second_held_out_small_talk_stays_at_its_measured_silence() -> None:
+    """``small-talk-heldout-2`` was written after the issue-18 rules and before reading why
+    any small talk fails, and is never tuned on (docs/evaluation.md): 32 of 40 silent
+    (80.0%; bm25 60.0%), every silence right, one turn fast-delivered (a Japanese sports
+    question and the TLS certificate memory)."""
+    corpus = load_corpus(FIXTURE)
+    report = evaluate_many(corpus, ["fielded", "bm25"])
+    held = report["fielded"].slices["small-talk-heldout-2"]
+    assert held.cases == 40
+    assert held.no_result_recall is not None
+    assert held.no_result_recall >= 0.80
+    assert held.no_result_precision == 1.0
+    ids = {c.id for c in corpus.cases if c.slice == "small-talk-heldout-2"}
+    assert all(int(i[len("talk-g") :]) % 2 == 1 for i in ids)  # held out of calibrate
+    assert sum(1 for r in report["fielded"].results if r.id in ids and r.fast) <= 1
+    baseline = report["bm25"].slices["small-talk-heldout-2"].no_result_recall
+    assert baseline is not None
+    assert held.no_result_recall > baseline

@@ -143,6 +143,10 @@ _MERGED_CACHE = 250_000
 _CHUNK = 512
 """Documents (or postings) handled between two pacing checkpoints."""
 
+_WALK_STEPS = 16
+"""Steps of a walk over merged postings that cost about one document's own lookup
+(:meth:`FieldedIndex._add_where_matched`: four field rows per variant, then the value)."""
+
 _K = TypeVar("_K", bound=Hashable)
 """A document key: a pool position here, a memory id in the store's index."""
 
@@ -347,17 +351,19 @@ def common_only(
             after.setdefault(before, set()).add(t.term)
     remaining = set(candidates)
     for t in sorted((t for t in terms if not t.common), key=cost):
-        docs: Iterable[_K] = holders(t.term, t.kind)
-        if t.fragment:
-            near = [
-                frozenset(holders(n, "cjk"))
-                for n in t.follows | after.get(t.term, set())
-                if n in known
-            ]
-            docs = {d for d in remaining.intersection(docs) if any(d in held for held in near)}
-        remaining.difference_update(docs)
         if not remaining:
             break
+        docs: Iterable[_K] = holders(t.term, t.kind)
+        if t.fragment:
+            # only the documents that also have a neighbouring bigram of the word count
+            found = remaining.intersection(docs)
+            docs = set()
+            for n in t.follows | after.get(t.term, set()):
+                if n in known and found:
+                    confirmed = found.intersection(holders(n, "cjk"))
+                    docs.update(confirmed)
+                    found.difference_update(confirmed)
+        remaining.difference_update(docs)
     return remaining
 
 
@@ -383,16 +389,27 @@ def count_runs(
     changed = False
     known = {t.term for t in terms}
     where = set(among)
+    # each term's values over ``where`` are read once (a bigram is often both the one
+    # that follows and the one followed)
+    read: dict[str, dict[_K, float]] = {}
+
+    def of(term: str, kind: str) -> dict[_K, float]:
+        found = read.get(term)
+        if found is None:
+            found = read[term] = values(term, kind, where)
+        return found
+
     for t in runs:
         before = [f for f in t.follows if f in known]
         if not before:
             continue
-        own = values(t.term, t.kind, where)
+        own = of(t.term, t.kind)
         if not own:
             continue
         held: set[_K] = set()
         for f in before:
-            held.update(values(f, "cjk", set(own)))
+            other = of(f, "cjk")
+            held.update(d for d in own if d in other)
         for doc in held:
             order[doc] -= (1.0 - RUN_CREDIT) * t.weight * own[doc] * scale(doc)
             changed = True
@@ -771,14 +788,19 @@ class FieldedIndex:
         Few documents: each one's value is computed from its own counts, with the
         operations of :meth:`_compute` in the same order (so the same bits), and the
         best credited variant kept as :meth:`_credited` keeps it. Many: the merged
-        postings are walked.
+        postings are walked, and so are postings already merged when ``where`` is not
+        tiny against them (a step of that walk costs a fraction of one document's
+        lookup; the run rule asks for a handful of documents, MaxScore for many).
         """
         keys = self._keys(term, kind)
         matched = sum(self._df.get(key, 0) for key, _ in keys)
         if not matched:
             return False
         get = scores.get
-        if len(where) * 4 >= matched:
+        merged = self._merged.get(term)
+        if len(where) * 4 >= matched or (
+            merged is not None and len(where) * _WALK_STEPS >= len(merged[0])
+        ):
             docs, values = self._credited(term, kind)
             for doc, value in zip(docs, values, strict=True):
                 if doc in where:
@@ -858,11 +880,15 @@ class FieldedIndex:
         else:
             ranked = sorted(order, key=key)
         # the run rule recounts the first 2 × subject_window, which then compete again
+        last = ranked[-1] if ranked else None
+        before = None if last is None else order[last]
         if self._count_runs(order, terms, ranked[: 2 * window]):
             if successor:
                 self._follow(order, successor)
             ranked.sort(key=key)
-            if wanted is not None and len(ranked) == wanted:
+            # values only went down: the documents left out stay behind an unchanged last one
+            moved = ranked[-1] != last or order[ranked[-1]] != before
+            if wanted is not None and len(ranked) == wanted and moved:
                 least, kept = order[ranked[-1]], set(ranked)
                 others = [i for i, v in order.items() if v >= least and i not in kept]
                 if others:
@@ -909,9 +935,18 @@ class FieldedIndex:
         return count_runs(order, terms, among, values, self._prior.__getitem__)
 
     def _common_only(self, own: dict[int, float], terms: Sequence[MatchedTerm]) -> set[int]:
-        """:func:`common_only` over this pool."""
+        """:func:`common_only` over this pool.
+
+        Only documents whose score the common words and katakana pieces alone could
+        reach are looked at: a score above the sum of those terms' bounds
+        (:meth:`_bound`) has a topical term in it.
+        """
+        reach = sum(t.weight * self._bound(t.term, t.kind) for t in terms if t.common or t.fragment)
+        if reach <= 0.0:
+            return set()
+        reach *= 1 + 1e-9  # the scores' sums are rounded in another order
         return common_only(
-            own,
+            [i for i, v in own.items() if v <= reach],
             terms,
             lambda term, kind: self._credited(term, kind)[0],
             lambda t: sum(self._df.get(key, 0) for key, _ in self._keys(t.term, t.kind)),
