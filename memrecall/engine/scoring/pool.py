@@ -158,7 +158,7 @@ class FieldedPool:
         pool._df = base.frequencies()
         pool._features = dict(zip(base.slots(), image.features, strict=True))
         pool._lengths0, pool._lengths1, pool._lengths2, pool._lengths3 = (
-            base.lengths(i) for i in range(len(FIELDS))
+            base.checked_lengths(i) for i in range(len(FIELDS))
         )
         pool._mtimes = base.mtimes()
         for i, tally in enumerate(image.tallies):

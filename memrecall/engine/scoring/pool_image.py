@@ -89,11 +89,6 @@ def features_in(store: dict[int, DocumentFeatures | msgspec.Raw], key: int) -> D
     return value
 
 
-def _zeros(data: bytes) -> int:
-    """How many of the 32-bit ints in ``data`` are 0."""
-    return _uints(data).tolist().count(0)
-
-
 def _uints(data: bytes) -> memoryview:
     if len(data) % 4:
         raise ValueError("an array of 32-bit ints has a length that is not a multiple of 4")
@@ -142,12 +137,17 @@ class PoolReader:
             raise ValueError("a pool image has lengths and mtimes for every key")
         if image.terms != sorted(image.terms):
             raise ValueError("a pool image's vocabulary is not sorted")
-        if len(image.tallies) != fields or any(
-            sum(tally.values()) != capacity - _zeros(lengths)
-            for tally, lengths in zip(image.tallies, image.lengths, strict=True)
-        ):
-            raise ValueError("a pool image's length tallies do not match its lengths")
+        if len(image.tallies) != fields:
+            raise ValueError("a pool image has length tallies for every field")
         return reader
+
+    def checked_lengths(self, field: int) -> list[int]:
+        """:meth:`lengths`, checked against the field's stored tally (``ValueError``)."""
+        lengths = self.lengths(field)
+        filled = len(lengths) - lengths.count(0)
+        if sum(self.image.tallies[field].values()) != filled:
+            raise ValueError("a pool image's length tallies do not match its lengths")
+        return lengths
 
     def _find(self, term: str) -> int:
         terms = self.terms

@@ -186,12 +186,14 @@ class EntryView:
         )
 
 
-def from_columns(columns: EntryColumns, checkpoint: Callable[[], None]) -> list[CachedFile]:
+def from_columns(
+    columns: EntryColumns | EntryView, checkpoint: Callable[[], None]
+) -> list[CachedFile]:
     """The entries ``columns`` holds; ``ValueError`` if the columns do not fit together.
 
     Calls ``checkpoint`` every few hundred entries.
     """
-    view = EntryView(columns)
+    view = columns if isinstance(columns, EntryView) else EntryView(columns)
     size = view.size
     signatures = view.signatures()
     kinds = [None if code < 0 else _KINDS[code] for code in view.codes]

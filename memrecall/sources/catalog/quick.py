@@ -35,6 +35,7 @@ needs it (:meth:`~memrecall.sources.catalog.source.CatalogSource.snapshot`).
 
 from __future__ import annotations
 
+import itertools
 import operator
 import os
 from collections.abc import Callable, Sequence
@@ -219,7 +220,7 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
     documents = stored.stored
     if not feed.active or stored.pool is None or documents is None:
         return None
-    view = EntryView(stored.columns if stored.columns is not None else to_columns(stored.entries))
+    view = stored.columns if stored.columns is not None else EntryView(to_columns(stored.entries))
     size = view.size
     if view.nlinks.tolist().count(1) != size or view.columns.unsigned:
         return None  # hard links (or a file that could not be stat-ed): a full start
@@ -236,12 +237,13 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
     for field, read in enumerate(_SIGNATURE_FIELDS):
         if list(map(read, now)) != flat[field::5].tolist():
             return None
-    changed = map(max, flat[3::5], flat[4::5])  # recent(), inlined: it runs once per file
-    suspect = [
-        i
-        for i, (when, read) in enumerate(zip(changed, view.read_ns, strict=True))
-        if when >= read - SUSPECT_NS
-    ]
+    # recent(), for every file at C speed: changed (mtime or ctime) within SUSPECT_NS of
+    # its read
+    since = list(map(operator.sub, view.read_ns, itertools.repeat(SUSPECT_NS, size)))
+    suspect = sorted(
+        set(itertools.compress(range(size), map(operator.ge, flat[3::5], since)))
+        | set(itertools.compress(range(size), map(operator.ge, flat[4::5], since)))
+    )
     if len(suspect) > MAX_REREAD:
         return None
     checkpoint()

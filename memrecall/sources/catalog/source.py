@@ -350,7 +350,7 @@ class CatalogSource:
         self._listings = quick.listings
         self._pending = stored
         self._snapshot = quick.snapshot
-        files = len(stored.entries) if stored.columns is None else len(stored.columns.paths)
+        files = len(stored.entries) if stored.columns is None else stored.columns.size
         self.stats.loaded = files
         self.stats.stats += files
         self.stats.reads += quick.read_again

@@ -134,8 +134,8 @@ class StoredCatalog(msgspec.Struct):
     listings: list[StoredListing]
     documents: list[bytes | None] = msgspec.field(default_factory=list)
     stored: StoredDocuments | None = None
-    columns: EntryColumns | None = None
-    """The entries as the file holds them, when loaded without making them
+    columns: EntryView | None = None
+    """The entries as the file holds them (checked), when loaded without making them
     (``load_catalog(materialize=False)``; :func:`entries_of` makes them)."""
     read_again: dict[int, int] = msgspec.field(default_factory=dict)
     """Entry -> a later read time: files a quick start read again and found unchanged."""
@@ -319,9 +319,8 @@ def load_catalog(
     if lazy.scorer != scorer:
         return LoadFailure("other scorer", f"written for the {lazy.scorer} scorer")
     try:
-        entries = from_columns(lazy.entries, checkpoint) if materialize else []
-        if not materialize:
-            EntryView(lazy.entries)  # the same checks, without making the entries
+        view = EntryView(lazy.entries)
+        entries = from_columns(view, checkpoint) if materialize else []
         stored = StoredDocuments(records, lazy.documents)
     except TruncatedDocuments as exc:
         return LoadFailure("truncated", str(exc))
@@ -332,7 +331,7 @@ def load_catalog(
         **_shared_fields(lazy),
         entries=entries,
         stored=stored,
-        columns=None if materialize else lazy.entries,
+        columns=None if materialize else view,
         fingerprint=lazy.fingerprint,
     )
 
