@@ -92,12 +92,16 @@ __all__ = ["PAUSE_LEAD", "MemoryBlock", "OneShot", "PlanActor", "PlanObserver"]
 
 log = logging.getLogger("memrecall.plan")
 
-PAUSE_LEAD = 0.020
+PAUSE_LEAD = 0.005
 """How long before the initial deadline worker threads are asked to step aside (seconds).
 
 From then until the caller has its answer the plan holds
 :data:`memrecall.sources.pacing.PACER`, so the loop's hops from the timer to
-``user_query``'s return do not queue behind a CPU-bound scan for the GIL.
+``user_query``'s return do not queue behind a CPU-bound scan for the GIL. The hold
+also lowers the switch interval to half a millisecond, so a few milliseconds are
+enough; a longer lead (it was 20 ms) paused scans that would have finished inside
+the window, and a new process whose catalog start ended between 80 and 100 ms
+missed it (docs/evaluation.md, "Recall latency").
 """
 
 
