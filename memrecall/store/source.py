@@ -179,7 +179,9 @@ class StoreRanker:
             docs = index.top(order, wanted, excluded=excluded)
         # a paste: only a first document that stands out may be strong (FieldedIndex._unclear)
         margin = index.params.paste_margin
-        clear = stands_out(docs, order, margin)
+        # contenders: the documents that could be answers, as FieldedIndex._ranked counts them
+        floor = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max)
+        clear = stands_out([d for d in docs if kept[d] >= floor * (1 - 1e-9)], order, margin)
         lone = None if pasted else lone_term(terms, lambda: selected)
         if lone is not None and not clear:
             return []  # one word that no memory stands out for

@@ -898,12 +898,18 @@ class FieldedIndex:
             stale.update(self._unclear(ranked, order))
         else:
             lone = lone_term(terms, lambda: self.query_terms(query)[0])
+            # Contenders: documents that could be answers (over the weak floor, not muted),
+            # with or without ``floor``, so that rank() and matches() decide alike; an older
+            # version does not compete with its update.
+            answers = self._floor(mass) * (1 - 1e-9)
             if lone is None:
                 pass
             elif not stands_out(
-                [i for i in ranked if i not in stale], order, self.params.paste_margin
+                [i for i in ranked if i not in stale and i not in muted and own[i] >= answers],
+                order,
+                self.params.paste_margin,
             ):
-                muted.update(ranked)  # an older version does not compete with its update
+                muted.update(ranked)
             elif lone.kind != "word":
                 stale.update(ranked)  # a lone bigram may be a piece of a longer word: never fast
         if limit is not None:
