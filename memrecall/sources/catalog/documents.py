@@ -25,8 +25,10 @@ from typing import overload
 
 import msgspec
 
-from memrecall.events.documents import MemoryDocument
+from memrecall.events.documents import MemoryDocument, Scope
 from memrecall.sources.cachefile import CorruptRecord, Records
+from memrecall.sources.catalog.cached import CachedFile
+from memrecall.sources.scanner import TopicFile, read_topic_file
 
 __all__ = [
     "DocumentIndex",
@@ -35,6 +37,8 @@ __all__ = [
     "StoredDocuments",
     "TruncatedDocuments",
     "encode_document",
+    "read_from_tree",
+    "topic_of",
     "write_records",
 ]
 
@@ -57,6 +61,20 @@ class DocumentIndex(msgspec.Struct, array_like=True):
     offsets: bytes
     lengths: bytes
     digests: bytes
+
+
+def topic_of(entry: CachedFile, scope: Scope) -> TopicFile:
+    """The topic file an entry stands for (``scope``: its root's)."""
+    return TopicFile(entry.root_index, scope, entry.path, entry.relative_path)
+
+
+def read_from_tree(entry: CachedFile, scope: Scope) -> MemoryDocument:
+    """An entry's document read from its topic file, in place of a stored copy that did not
+    verify; raises :class:`CorruptRecord` when the file gives no document either."""
+    document, _ = read_topic_file(topic_of(entry, scope))
+    if document is None:
+        raise CorruptRecord(f"{entry.path}: stored copy is bad and the file cannot be read")
+    return document
 
 
 def encode_document(document: MemoryDocument) -> bytes:

@@ -33,12 +33,12 @@ from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Fie
 from memrecall.engine.scoring.reference import DocumentFields
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
-from memrecall.sources.cachefile import CorruptRecord
 from memrecall.sources.catalog.documents import (
     Held,
     LoadedDocuments,
     StoredDocuments,
     encode_document,
+    read_from_tree,
 )
 from memrecall.sources.catalog.listing import Signature, recent, signature_of, stored_diagnostic
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
@@ -213,12 +213,7 @@ class CatalogEntries:
         """The document of a loaded slot, read from its topic file (a stored one is bad)."""
         owner = self._loaded_owners[slot]
         assert owner is not None
-        scope = self._scopes[owner.root_index]
-        topic = TopicFile(owner.root_index, scope, owner.path, owner.relative_path)
-        document, _ = read_topic_file(topic)
-        if document is None:
-            raise CorruptRecord(f"{owner.path}: stored copy is bad and the file cannot be read")
-        return document
+        return read_from_tree(owner, self._scopes[owner.root_index])
 
     def validate(self, topic: TopicFile, entry: CachedFile) -> bool:
         self.stats.stats += 1
@@ -243,14 +238,11 @@ class CatalogEntries:
     ) -> bool:
         """Bring root ``index``'s entries in line with its listed ``topics``: read the new
         ones and those in ``reread``; :meth:`validate` the others when ``force`` is set,
-        when they have several links or when their directory is in ``revalidate``. One
-        tight loop, since a cold start checks every file of the tree. True if any
-        document or diagnostic changed."""
+        when they have several links or when their directory is in ``revalidate``. True
+        if any document or diagnostic changed."""
         entries = self.entries
-        stat = os.stat
         dirname = os.path.dirname
         changed = False
-        checked = 0
         for topic in topics:
             key = (index, topic.path)
             entry = entries.get(key)
@@ -259,26 +251,7 @@ class CatalogEntries:
                 continue
             if not (force or entry.nlink > 1 or dirname(topic.path) in revalidate):
                 continue
-            checked += 1
-            if checked % 256 == 0:
-                pacing.checkpoint()
-            try:
-                info = stat(topic.path)
-            except OSError:
-                changed |= self.read(topic, entry)
-                continue
-            signature = entry.signature
-            if (
-                signature is None
-                or signature[3] != info.st_mtime_ns
-                or signature[4] != info.st_ctime_ns
-                or signature[2] != info.st_size
-                or signature[1] != info.st_ino
-                or signature[0] != info.st_dev
-                or recent(signature[3], signature[4], entry.read_ns)
-            ):
-                changed |= self.read(topic, entry)
-        self.stats.stats += checked
+            changed |= self.validate(topic, entry)
         return changed
 
     def read(self, topic: TopicFile, old: CachedFile | None) -> bool:

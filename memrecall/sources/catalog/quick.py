@@ -47,7 +47,12 @@ from memrecall.engine.scoring.pool import FieldedPool
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.cachefile import CorruptRecord
 from memrecall.sources.catalog.cached import CachedFile, EntryView, to_columns
-from memrecall.sources.catalog.documents import LoadedDocuments, StoredDocuments
+from memrecall.sources.catalog.documents import (
+    LoadedDocuments,
+    StoredDocuments,
+    read_from_tree,
+    topic_of,
+)
 from memrecall.sources.catalog.feed import ChangeFeed
 from memrecall.sources.catalog.listing import (
     DIR,
@@ -61,7 +66,7 @@ from memrecall.sources.catalog.listing import (
 )
 from memrecall.sources.catalog.order import Lookups
 from memrecall.sources.catalog.store import ListedEntry, StoredCatalog
-from memrecall.sources.scanner import Diagnostic, Root, TopicFile, read_topic_file, root_check
+from memrecall.sources.scanner import Diagnostic, Root, read_topic_file, root_check
 from memrecall.sources.source import Snapshot
 
 __all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
@@ -197,9 +202,7 @@ def _read_again(context: QuickContext, entry: CachedFile, documents: StoredDocum
     if signature != entry.signature:
         return None
     scope = context.roots[entry.root_index].scope
-    document, problems = read_topic_file(
-        TopicFile(entry.root_index, scope, entry.path, entry.relative_path)
-    )
+    document, problems = read_topic_file(topic_of(entry, scope))
     if tuple(map(stored_diagnostic, problems)) != entry.diagnostics:
         return None
     try:
@@ -270,12 +273,7 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
 
     def reread(slot: int) -> MemoryDocument:
         entry = view.entry(all_slots.index(slot))
-        scope = scopes[entry.root_index]
-        topic = TopicFile(entry.root_index, scope, entry.path, entry.relative_path)
-        document, _ = read_topic_file(topic)
-        if document is None:
-            raise CorruptRecord(f"{entry.path}: stored copy is bad and the file cannot be read")
-        return document
+        return read_from_tree(entry, scopes[entry.root_index])
 
     loaded = LoadedDocuments(list(slots), documents, reread)
     index = FieldedIndex.over(pool, slots, checkpoint=checkpoint)
