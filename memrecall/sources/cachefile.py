@@ -115,22 +115,32 @@ class Unframed:
     detail: str
 
 
-def unframe(data: bytes, magic: bytes, version: int) -> Framed | Unframed:
-    """Check the magic line, version, length and checksum of a cache file's bytes."""
+def _header(data: bytes, magic: bytes, version: int) -> tuple[int, int] | Unframed:
+    """The payload length and CRC-32 a cache file's first bytes announce, or what is wrong."""
     if not data.startswith(magic):
         return Unframed("not a cache file", "bad magic bytes")
-    start = len(magic) + HEADER.size
-    if len(data) < start:
+    if len(data) < len(magic) + HEADER.size:
         return Unframed("truncated", f"{len(data)} bytes, shorter than the header")
     found, length, digest = HEADER.unpack_from(data, len(magic))
     if found != version:
         return Unframed("foreign version", f"format {found}, expected {version}")
-    payload = memoryview(data)[start:]
+    return length, digest
+
+
+def _verified(payload: memoryview, length: int, digest: int) -> Framed | Unframed:
     if len(payload) != length:
         return Unframed("truncated", f"payload is {len(payload)} bytes, header says {length}")
     if zlib.crc32(payload) != digest:
         return Unframed("corrupt", "checksum mismatch")
     return Framed(payload)
+
+
+def unframe(data: bytes, magic: bytes, version: int) -> Framed | Unframed:
+    """Check the magic line, version, length and checksum of a cache file's bytes."""
+    header = _header(data, magic, version)
+    if isinstance(header, Unframed):
+        return header
+    return _verified(memoryview(data)[len(magic) + HEADER.size :], *header)
 
 
 class NotARegularFile(OSError):
@@ -169,16 +179,28 @@ def read_cache_file(path: str) -> bytes:
 
     Raises :class:`NotARegularFile` for anything else, ``FileNotFoundError`` when absent.
     """
-    check_cache_target(path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd, _ = _open_regular(path)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # swapped in after the check
-            raise NotARegularFile(errno.EINVAL, f"{_kind(mode)} is at the cache path", path)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     finally:
         os.close(fd)
+
+
+def _open_regular(path: str) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file at ``path`` (opened non-blocking, so a
+    FIFO cannot hang it) and its ``fstat``; :class:`NotARegularFile` for anything else."""
+    check_cache_target(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode):  # swapped in after the check
+        os.close(fd)
+        raise NotARegularFile(errno.EINVAL, f"{_kind(info.st_mode)} is at the cache path", path)
+    return fd, info
 
 
 class Records:
@@ -228,30 +250,20 @@ def read_cache_head(path: str, magic: bytes, version: int) -> tuple[Framed, Reco
     The same errors as :func:`read_cache_file` for a missing, unreadable or
     irregular file.
     """
-    check_cache_target(path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd, info = _open_regular(path)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):  # swapped in after the check
-            raise NotARegularFile(errno.EINVAL, f"{_kind(info.st_mode)} is at the cache path", path)
         start = len(magic) + HEADER.size
-        head = os.pread(fd, start, 0)
-        if not head.startswith(magic):
-            return Unframed("not a cache file", "bad magic bytes")
-        if len(head) < start:
-            return Unframed("truncated", f"{len(head)} bytes, shorter than the header")
-        found, length, digest = HEADER.unpack_from(head, len(magic))
-        if found != version:
-            return Unframed("foreign version", f"format {found}, expected {version}")
+        header = _header(os.pread(fd, start, 0), magic, version)
+        if isinstance(header, Unframed):
+            return header
+        length, digest = header
         base = start + length
         if info.st_size < base:
             return Unframed("truncated", f"file is {info.st_size} bytes, header says {base}+")
-        payload = os.pread(fd, length, start)
-        if len(payload) != length:
-            return Unframed("truncated", f"payload is {len(payload)} bytes of {length}")
-        if zlib.crc32(payload) != digest:
-            return Unframed("corrupt", "checksum mismatch")
-        return Framed(memoryview(payload)), Records(os.dup(fd), base, info.st_size - base)
+        framed = _verified(memoryview(os.pread(fd, length, start)), length, digest)
+        if isinstance(framed, Unframed):
+            return framed
+        return framed, Records(os.dup(fd), base, info.st_size - base)
     finally:
         os.close(fd)
 
