@@ -62,6 +62,7 @@ from memrecall.sources.catalog.listing import (
     diagnostic_of,
     list_directory,
     recent,
+    signature_of,
     stored_diagnostic,
 )
 from memrecall.sources.catalog.order import Lookups
@@ -74,9 +75,10 @@ __all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
 MAX_REREAD = 64
 """Past this many suspect files (changed within two seconds of their read), the full start."""
 
-_SIGNATURE = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
-_signature = operator.attrgetter(*_SIGNATURE)
-_SIGNATURE_FIELDS = tuple(map(operator.attrgetter, _SIGNATURE))
+_SIGNATURE_FIELDS = tuple(
+    map(operator.attrgetter, ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns"))
+)
+"""Each field of a :data:`~memrecall.sources.catalog.listing.Signature`, read from a ``stat``."""
 
 
 @attrs.frozen
@@ -196,7 +198,7 @@ def _read_again(context: QuickContext, entry: CachedFile, documents: StoredDocum
     diagnostics, else ``None``."""
     seen = context.clock()
     try:
-        signature = _signature(os.stat(entry.path))
+        signature = signature_of(os.stat(entry.path))
     except OSError:
         return None
     if signature != entry.signature:
