@@ -200,6 +200,24 @@ def test_a_lone_piece_of_a_katakana_word_is_not_a_match() -> None:
     assert index.rank("メンションのルール", 5)[0] == 0  # the whole word still matches
 
 
+def test_a_katakana_word_counts_only_where_most_of_it_is_shared() -> None:
+    pool = [
+        doc("証明書の更新", "ワイルドカード証明書は自動で更新される。"),
+        doc("ロードバランサーの設定", "ロードバランサーのタイムアウトは六十秒。"),
+        *filler(20),
+    ]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    # ルド and ドカ are two of ワールドカップ's six bigrams: another word
+    assert index.rank("ワールドカップの試合", 5) == []
+    # バランサー holds four of ロードバランサー's seven bigrams: the same word
+    assert index.rank("バランサー", 5) == [1]
+    assert index.rank("ロードバランサー", 5) == [1]
+    assert index.rank("ワイルドカードの証明書", 5)[0] == 0
+    terms_of = {qt.term: qt.words for qt in query_candidates("ワールドカップ、ラーメン")}
+    assert terms_of["ルド"] == {"ワールドカップ"}
+    assert terms_of["メン"] == {"ラーメン"}
+
+
 # --------------------------------------------------------------------------- the corpus
 
 

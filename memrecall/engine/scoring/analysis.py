@@ -59,6 +59,7 @@ __all__ = [
     "analyze",
     "clean",
     "fold",
+    "katakana_bigrams",
     "query_candidates",
     "query_terms",
     "sea_terms",
@@ -392,7 +393,7 @@ class QueryTerm:
     """One distinct query term and its weight (1, or :data:`COMMON_WEIGHT`; less in the bulk
     of a paste). ``common`` says it is a common word or bigram, whatever its weight."""
 
-    __slots__ = ("common", "follows", "fragment", "kind", "term", "weight")
+    __slots__ = ("common", "follows", "kind", "term", "weight", "words")
 
     def __init__(
         self,
@@ -402,7 +403,7 @@ class QueryTerm:
         *,
         common: bool = False,
         follows: frozenset[str] = frozenset(),
-        fragment: bool = False,
+        words: frozenset[str] = frozenset(),
     ) -> None:
         self.kind = kind
         self.term = term
@@ -411,9 +412,14 @@ class QueryTerm:
         self.follows = follows
         """The CJK bigrams this one overlaps right after somewhere in the query (``统里``
         follows ``系统`` in ``系统里``): a run of characters, not separate words."""
-        self.fragment = fragment
-        """A katakana bigram of a katakana word of three or more characters (``メン`` of
-        ``ラーメン``): part of one word, not a word."""
+        self.words = words
+        """The katakana words of three or more characters this bigram is a piece of
+        (``ラーメン`` for ``メン``): part of one word, not a word."""
+
+    @property
+    def fragment(self) -> bool:
+        """Whether this is a piece of a longer katakana word (:attr:`words`)."""
+        return bool(self.words)
 
     def __repr__(self) -> str:
         return f"QueryTerm({self.kind!r}, {self.term!r}, {self.weight})"
@@ -475,6 +481,22 @@ def _distinct(pairs: Iterable[tuple[str, str]], limit: int) -> list[QueryTerm]:
     return _cut(list(seen.values()), limit)
 
 
+def _katakana_word(chain: list[str], words: dict[str, set[str]]) -> None:
+    """Record the katakana word spelled by a chain of overlapping katakana bigrams
+    against each of its bigrams (a chain of at least two: a word of three or more
+    characters)."""
+    if len(chain) < 2:
+        return
+    word = chain[0] + "".join(gram[1] for gram in chain[1:])
+    for gram in chain:
+        words.setdefault(gram, set()).add(word)
+
+
+def katakana_bigrams(word: str) -> frozenset[str]:
+    """The distinct bigrams of a katakana word (as :func:`analyze` cuts it)."""
+    return frozenset(word[i : i + 2] for i in range(len(word) - 1))
+
+
 def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[QueryTerm]:
     """The distinct weighted terms of a query, in order, stopwords dropped, and in a paste
     the bulk weighed down.
@@ -490,15 +512,21 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
     pairs: list[tuple[str, str]] = []
     spread: Counter[str] = Counter()
     follows: dict[str, set[str]] = {}
-    fragments: set[str] = set()
+    words: dict[str, set[str]] = {}
     lines = 0
     for line in _bounded(query).splitlines():
         found = list(analyze(line))  # no term spans a line break
+        chain: list[str] = []  # the katakana bigrams of the word being read
         for (kind, before), (next_kind, term) in itertools.pairwise(found):
             if kind == next_kind == "cjk" and before[1] == term[0] and before != term:
                 follows.setdefault(term, set()).add(before)
                 if _KATAKANA_PAIR.match(before) and _KATAKANA_PAIR.match(term):
-                    fragments.update((before, term))
+                    chain = chain or [before]
+                    chain.append(term)
+                    continue
+            _katakana_word(chain, words)
+            chain = []
+        _katakana_word(chain, words)
         pairs.extend(found)
         spread.update({term for _, term in found})
         lines += bool(line.strip())
@@ -506,7 +534,8 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
     for qt in distinct:
         if qt.term in follows:
             qt.follows = frozenset(follows[qt.term])
-        qt.fragment = qt.term in fragments
+        if qt.term in words:
+            qt.words = frozenset(words[qt.term])
     if lines < BULK_LINES:
         # a question made only of common words names no topic ("long time no see")
         return distinct if any(not qt.common for qt in distinct) else []
@@ -523,7 +552,7 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
                 qt.weight * share,
                 common=qt.common,
                 follows=qt.follows,
-                fragment=qt.fragment,
+                words=qt.words,
             )
         )
     return out

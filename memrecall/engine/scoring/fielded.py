@@ -41,8 +41,9 @@ Rules about what a query is (issue 18, continued):
 
 * **Common words only.** A document that only common query words match
   (:data:`~memrecall.engine.scoring.analysis.COMMON_WORDS`, the common CJK
-  bigrams), or only lone pieces of a katakana word (``メン`` of ``ラーメン``, without
-  a neighbouring bigram of the same word), is judged none (:func:`common_only`).
+  bigrams), or only pieces of a katakana word of which it has at most half the
+  bigrams (``メン`` of ``ラーメン``, ``ルドカ`` of ``ワールドカップ`` in ``ワイルドカード``), is
+  judged none (:func:`common_only`).
 * **One word.** A query with a single topical term (besides common words) is
   answered only when one memory stands out: its runner-up, older same-subject
   versions left aside, scores under :attr:`Params.paste_margin` of it. Else nothing
@@ -84,6 +85,7 @@ import bisect
 import heapq
 import math
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Collection, Container, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
@@ -93,6 +95,7 @@ from memrecall.engine.render import MAX_FAST_DOCS
 from memrecall.engine.scoring.analysis import (
     MAX_QUERY_TERMS,
     QueryTerm,
+    katakana_bigrams,
     query_candidates,
 )
 from memrecall.engine.scoring.features import (
@@ -316,12 +319,18 @@ class MatchedTerm(NamedTuple):
     common: bool
     weight: float
     follows: frozenset[str]
-    fragment: bool
+    words: frozenset[str]
+    """The katakana words this bigram is a piece of (:attr:`QueryTerm.words`)."""
+
+    @property
+    def fragment(self) -> bool:
+        """Whether this is a piece of a longer katakana word."""
+        return bool(self.words)
 
     @classmethod
     def of(cls, qt: QueryTerm, mass: float) -> MatchedTerm:
         """The matched term ``qt`` with its weight × idf."""
-        return cls(qt.term, qt.kind, mass, qt.common, qt.weight, qt.follows, qt.fragment)
+        return cls(qt.term, qt.kind, mass, qt.common, qt.weight, qt.follows, qt.words)
 
 
 def common_only(
@@ -330,40 +339,38 @@ def common_only(
     holders: Callable[[str, str], Iterable[_K]],
     cost: Callable[[MatchedTerm], int],
 ) -> set[_K]:
-    """The ``candidates`` that only common query words, or lone pieces of a katakana word,
-    match (judged none). ``holders`` gives the documents that have a query term, ``cost``
-    how many there are about (the rarest terms are read first, so that a common word's
-    long postings rarely are).
+    """The ``candidates`` that only common query words, or pieces of a katakana word they
+    do not mostly share, match (judged none). ``holders`` gives the documents that have a
+    query term, ``cost`` how many there are about (the rarest terms are read first, so
+    that a common word's long postings rarely are).
 
     Common words (:data:`~memrecall.engine.scoring.analysis.COMMON_WORDS`, and the common
     CJK bigrams) rarely name a topic: a memory that shares nothing else with the query is
     not about it (``最近寒くなってきたね`` against a memory that says ``なった``). A katakana
-    word is one loanword: a memory that has one of its bigrams and neither neighbour
-    (``メン`` of ``ラーメン`` in ``メンション``) has a longer, other word, as ``tea`` is not
-    ``team``.
+    word is one loanword: its pieces count for a memory that has more than half of its
+    bigrams. One with fewer has a longer, other word, as ``tea`` is not ``team``:
+    ``メン`` of ``ラーメン`` in ``メンション``, ``ルドカ`` of ``ワールドカップ`` in
+    ``ワイルドカード``.
     """
     if all(not t.common and not t.fragment for t in terms):
         return set()
-    known = {t.term for t in terms}
-    after: dict[str, set[str]] = {}
-    for t in terms:
-        for before in t.follows:
-            after.setdefault(before, set()).add(t.term)
     remaining = set(candidates)
-    for t in sorted((t for t in terms if not t.common), key=cost):
+    for t in sorted((t for t in terms if not t.common and not t.fragment), key=cost):
+        if not remaining:
+            return remaining
+        remaining.difference_update(holders(t.term, t.kind))
+    pieces: dict[str, list[MatchedTerm]] = {}
+    for t in terms:
+        for word in t.words:
+            pieces.setdefault(word, []).append(t)
+    for word in sorted(pieces):
         if not remaining:
             break
-        docs: Iterable[_K] = holders(t.term, t.kind)
-        if t.fragment:
-            # only the documents that also have a neighbouring bigram of the word count
-            found = remaining.intersection(docs)
-            docs = set()
-            for n in t.follows | after.get(t.term, set()):
-                if n in known and found:
-                    confirmed = found.intersection(holders(n, "cjk"))
-                    docs.update(confirmed)
-                    found.difference_update(confirmed)
-        remaining.difference_update(docs)
+        need = len(katakana_bigrams(word)) // 2 + 1
+        held: Counter[_K] = Counter()
+        for t in pieces[word]:
+            held.update(remaining.intersection(holders(t.term, t.kind)))
+        remaining.difference_update(doc for doc, n in held.items() if n >= need)
     return remaining
 
 
