@@ -6,6 +6,7 @@ import itertools
 import json
 from pathlib import Path
 
+import attrs
 import msgspec
 import pytest
 from hypothesis import given
@@ -76,7 +77,7 @@ def test_judge_applies_both_figures() -> None:
 
 def test_thresholds_round_trip_through_json(tmp_path: Path) -> None:
     provenance = Provenance("c", "2026-01-01", "memrecall calibrate --corpus c.json", 3, 2, "n")
-    t = Thresholds(0.1, 0.2, 0.3, 0.4, provenance)
+    t = Thresholds(0.1, 0.2, 0.3, 0.4, provenance, answer_coverage=0.05)
     path = tmp_path / "t.json"
     path.write_text(json.dumps(t.to_json()), encoding="utf-8")
     assert Thresholds.from_json(json.loads(path.read_text(encoding="utf-8"))) == t
@@ -112,6 +113,39 @@ def test_fit_separates_relevant_from_noise() -> None:
     assert t.strong_evidence >= t.weak_evidence
 
 
+def test_a_thresholds_file_without_an_answer_floor_reads_as_zero() -> None:
+    data = {"weak": {"coverage": 0, "evidence": 0.1}, "strong": {"coverage": 0, "evidence": 1}}
+    assert Thresholds.from_json(data).answer_coverage == 0.0
+
+
+def test_the_answer_floor_is_the_highest_that_costs_no_answered_case() -> None:
+    # answerable cases: the best document covers 0.2 to 0.7 of the query, and a second
+    # relevant one little (a per-document coverage floor would cost them recall)
+    answerable = [
+        seen(f"a{n}", [(True, best, 1.0), (True, second, 1.0)], score_of_second=0.25)
+        for n, (best, second) in enumerate(
+            [(0.2, 0.05), (0.5, 0.06), (0.25, 0.04), (0.6, 0.03), (0.7, 0.02), (0.65, 0.01)]
+        )
+    ]
+    observed = [
+        *answerable,
+        # small talk sharing a word with a memory: 0.08 and 0.12 covered
+        seen("n1", [(False, 0.08, 1.0)], answerable=False),
+        seen("n2", [(False, 0.12, 1.0)], answerable=False),
+        # small talk covered more than an answer: no floor silences it for free
+        seen("n3", [(False, 0.3, 1.0)], answerable=False),
+    ]
+    t = fit(observed, target=1.0)
+    assert t.weak_coverage == 0.0
+    assert t.answer_coverage == pytest.approx((0.12 + 0.2) / 2)
+    result = outcome(observed, t)
+    assert result.recall_at_5 == 1.0
+    assert result.no_result_recall == pytest.approx(2 / 3)
+    # a paste is never held to the floor
+    pasted = attrs.evolve(observed[-3], pasted=True)
+    assert outcome([pasted], t).no_result_recall == 0.0
+
+
 def test_fit_prefers_precision_when_the_target_cannot_be_met() -> None:
     observed = [seen("a1", [(False, 0.9, 3.0), (True, 0.8, 2.9)], score_of_second=0.99)]
     t = fit(observed, target=0.95)
@@ -126,6 +160,7 @@ def test_the_shipped_thresholds_are_what_calibrate_gives_on_the_fixture() -> Non
     assert got.weak_evidence == pytest.approx(shipped.weak_evidence)
     assert got.strong_coverage == pytest.approx(shipped.strong_coverage)
     assert got.strong_evidence == pytest.approx(shipped.strong_evidence)
+    assert got.answer_coverage == pytest.approx(shipped.answer_coverage)
     assert shipped.provenance is not None
     assert got.provenance is not None
     assert shipped.provenance.cases == got.provenance.cases
@@ -192,7 +227,7 @@ def test_cli_prints_and_writes_thresholds(
     status = main(["calibrate", "--corpus", str(corpus), "--json", "--no-holdout"])
     printed = json.loads(capsys.readouterr().out)
     assert status == 0
-    assert set(printed) == {"weak", "strong", "provenance"}
+    assert set(printed) == {"weak", "strong", "answer", "provenance"}
     assert printed["provenance"]["note"] == "fitted on every case"
 
 

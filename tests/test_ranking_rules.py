@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from memrecall.engine.scoring.analysis import (
     terms,
 )
 from memrecall.engine.scoring.fielded import FieldedIndex
-from memrecall.engine.scoring.judgement import Thresholds
+from memrecall.engine.scoring.judgement import Judgement, Thresholds
 from memrecall.events.documents import MemoryDocument
 from memrecall.tooling.evaluation import evaluate_many, load_corpus
 from tests.factories import memory
@@ -260,3 +261,27 @@ def test_the_second_held_out_small_talk_stays_at_its_measured_silence() -> None:
     baseline = report["bm25"].slices["small-talk-heldout-2"].no_result_recall
     assert baseline is not None
     assert held.no_result_recall > baseline
+
+
+def test_a_query_its_best_memory_barely_covers_is_not_answered() -> None:
+    pool = [
+        doc("Planning meeting notes", "We put the quarter's goals in a table by team."),
+        doc("Excel exports for finance", "Finance opens the CSV exports in Excel."),
+        *filler(20),
+    ]
+    query = "how do I make a pivot table with slicers and a timeline?"
+    floorless = FieldedIndex.of(pool, thresholds=OPEN)
+    assert floorless.rank(query, 5) == [0]  # *table* alone
+    best = floorless.matches(query)[0].coverage
+    index = FieldedIndex.of(pool, thresholds=attrs.evolve(OPEN, answer_coverage=best * 1.01))
+    assert index.rank(query, 5) == []
+    assert all(m.judgement is Judgement.NONE for m in index.matches(query))
+    # a floor just under the best coverage answers; and a paste is never held to it
+    under = FieldedIndex.of(pool, thresholds=attrs.evolve(OPEN, answer_coverage=best * 0.99))
+    assert under.rank(query, 5) == [0]
+    words = [
+        f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "omega") for b in "klmnpqrstvwxyz"
+    ]
+    paste = "\n".join(f"pivot table {' '.join(words[n::10])}" for n in range(10))
+    assert index.query_terms(paste)[2]  # cut to its most specific terms: a paste
+    assert index.rank(paste, 5) == [0]

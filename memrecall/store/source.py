@@ -38,6 +38,7 @@ from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
     FieldedIndex,
     MatchedTerm,
+    answered,
     common_only,
     count_runs,
     lone_term,
@@ -182,6 +183,15 @@ class StoreRanker:
         # contenders: the documents that could be answers, as FieldedIndex._ranked counts them
         floor = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max)
         clear = stands_out([d for d in docs if kept[d] >= floor * (1 - 1e-9)], order, margin)
+        if not pasted and not answered(
+            max(
+                (v for d, v in kept.items() if v >= floor * (1 - 1e-9) and d not in excluded),
+                default=0.0,
+            ),
+            mass,
+            thresholds,
+        ):
+            return []  # the query is about something no memory knows
         lone = None if pasted else lone_term(terms, lambda: selected)
         if lone is not None and not clear:
             return []  # one word that no memory stands out for

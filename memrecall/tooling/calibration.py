@@ -11,7 +11,10 @@ finds the four thresholds from labelled cases (the evaluation corpus format):
    mean per-case utility: an answerable case scores its Recall@5, a no-result
    case scores 1 when nothing is returned. Ties go to the lower thresholds
    (keep recall).
-3. **Strong** thresholds decide the fast result (strong documents among the
+3. The **answer floor** decides whether a query (not a paste) is answered at all: its
+   best document must explain at least that much of it. The highest floor that costs
+   no answerable case any of its Recall@5 (read off the answerable cases alone).
+4. **Strong** thresholds decide the fast result (strong documents among the
    first two returned). Chosen to maximise the share of answerable cases whose
    fast result holds a relevant document, subject to the fast-path precision
    (relevant share of all fast-delivered documents) reaching ``target``; ties go
@@ -86,6 +89,8 @@ class Observed:
     """The scorer's :attr:`~memrecall.engine.scoring.fielded.Params.second`."""
     wanted: int
     """Relevant documents of the case (the Recall@5 denominator)."""
+    pasted: bool = False
+    """Whether the query is a paste (the answer floor does not apply to it)."""
 
 
 def observe(corpus: Corpus, params: Params | None = None) -> list[Observed]:
@@ -110,6 +115,7 @@ def observe(corpus: Corpus, params: Params | None = None) -> list[Observed]:
                 scores=tuple(m.score for m in found),
                 second=index.params.second,
                 wanted=len(relevant),
+                pasted=index.query_terms(case.query)[2],
             )
         )
     return out
@@ -153,12 +159,15 @@ class Outcome:
     utility: float
 
 
-def _kept(item: Observed, weak_c: float, weak_e: float) -> list[int]:
-    return [
+def _kept(item: Observed, t: Thresholds) -> list[int]:
+    kept = [
         i
         for i in range(len(item.coverage))
-        if item.coverage[i] >= weak_c and item.evidence[i] >= weak_e
+        if item.coverage[i] >= t.weak_coverage and item.evidence[i] >= t.weak_evidence
     ][:LIMIT]
+    if kept and not item.pasted and max(item.coverage[i] for i in kept) < t.answer_coverage:
+        return []  # the query is not answered at all (Thresholds.answer_coverage)
+    return kept
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -173,7 +182,7 @@ def outcome(observed: Sequence[Observed], thresholds: Thresholds) -> Outcome:
     sent = sent_right = hit = 0
     utility = 0.0
     for item in observed:
-        kept = _kept(item, t.weak_coverage, t.weak_evidence)
+        kept = _kept(item, t)
         fast = [
             i
             for i in kept[:FAST_LIMIT]
@@ -222,7 +231,8 @@ def _candidates(values: Sequence[float], cap: int = 48) -> list[float]:
 
 
 def fit(observed: Sequence[Observed], target: float = FAST_PRECISION_TARGET) -> Thresholds:
-    """The weak, then strong, thresholds for these cases (see the module docstring)."""
+    """The weak thresholds, the answer floor, then the strong thresholds for these cases
+    (see the module docstring)."""
     coverage = [c for item in observed for c in item.coverage[:LIMIT]]
     evidence = [e for item in observed for e in item.evidence[:LIMIT]]
     cov_grid, ev_grid = _candidates(coverage), _candidates(evidence)
@@ -234,20 +244,40 @@ def fit(observed: Sequence[Observed], target: float = FAST_PRECISION_TARGET) -> 
             if u > best_weak[0] + 1e-12:
                 best_weak = (u, wc, we)
     _, wc, we = best_weak
+    ac = _answer_floor(observed, wc, we)
 
     # rank the (sc, se) pairs: reaching the target first, then hit, precision, higher thresholds
     best_key: tuple[bool, float, float, float, float] | None = None
     sc, se = wc, we
     for c in (c for c in cov_grid if c >= wc):
         for e in (e for e in ev_grid if e >= we):
-            o = outcome(observed, Thresholds(wc, we, c, e))
+            o = outcome(observed, Thresholds(wc, we, c, e, answer_coverage=ac))
             precision = 1.0 if o.fast_precision is None else o.fast_precision
             hit = o.fast_hit or 0.0
             reached = precision >= target
             key = (reached, hit if reached else precision, precision if reached else hit, c, e)
             if best_key is None or key > best_key:
                 best_key, sc, se = key, c, e
-    return Thresholds(wc, we, sc, se)
+    return Thresholds(wc, we, sc, se, answer_coverage=ac)
+
+
+def _answer_floor(observed: Sequence[Observed], wc: float, we: float) -> float:
+    """The answer floor: the highest that costs no answerable case any of its Recall@5.
+
+    Candidates are the midpoints between the cases' best coverages (queries that are
+    not pastes), so the floor sits halfway between the least-covered answered case and
+    the best coverage below it. It is read off the answerable cases alone: what it
+    silences is measured on the no-result ones, never fitted to them.
+    """
+    plain = outcome(observed, Thresholds(wc, we, wc, we)).recall_at_5 or 0.0
+    tops = [item.coverage[0] for item in observed if item.coverage and not item.pasted]
+    floor = 0.0
+    for candidate in _candidates(tops, cap=len(tops)):
+        o = outcome(observed, Thresholds(wc, we, wc, we, answer_coverage=candidate))
+        if (o.recall_at_5 or 0.0) < plain - 1e-12:
+            break
+        floor = candidate
+    return floor
 
 
 @attrs.frozen
@@ -299,6 +329,7 @@ def format_calibration(result: Calibration) -> str:
     lines = [
         f"weak:   coverage >= {t.weak_coverage:.4f} and evidence >= {t.weak_evidence:.4f}",
         f"strong: coverage >= {t.strong_coverage:.4f} and evidence >= {t.strong_evidence:.4f}",
+        f"answer: best coverage >= {t.answer_coverage:.4f}",
     ]
     if t.provenance is not None:
         p = t.provenance

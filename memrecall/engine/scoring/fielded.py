@@ -44,6 +44,10 @@ Rules about what a query is (issue 18, continued):
   bigrams), or only pieces of a katakana word of which it has at most half the
   bigrams (``メン`` of ``ラーメン``, ``ルドカ`` of ``ワールドカップ`` in ``ワイルドカード``), is
   judged none (:func:`common_only`).
+* **Answered at all.** A query (not a paste) whose best contending document explains
+  less than :attr:`~memrecall.engine.scoring.judgement.Thresholds.answer_coverage` of
+  its weight gets nothing (:func:`answered`): it is about something no memory knows
+  ("a pivot table in Excel" against a memory that mentions a *table*).
 * **One word.** A query with a single topical term (besides common words) is
   answered only when one memory stands out: its runner-up, older same-subject
   versions left aside, scores under :attr:`Params.paste_margin` of it. Else nothing
@@ -129,6 +133,7 @@ __all__ = [
     "MatchedTerm",
     "Params",
     "PoolStatistics",
+    "answered",
     "common_only",
     "count_runs",
     "heaviest_terms",
@@ -435,6 +440,15 @@ def lone_term(
     if sum(not qt.common for qt in query_terms()) != 1:
         return None
     return topical[0]
+
+
+def answered(best: float, mass: float, thresholds: Thresholds) -> bool:
+    """Whether a query (not a paste) whose best contending document scores ``best``, and
+    whose own weight is ``mass``, is answered at all: that document explains at least
+    :attr:`~memrecall.engine.scoring.judgement.Thresholds.answer_coverage` of it. A
+    question about a pivot table in Excel that shares *table* with a meeting's notes
+    is about something no memory knows."""
+    return mass <= 0.0 or best >= thresholds.answer_coverage * mass * (1 - 1e-9)
 
 
 def stands_out(ranked: Sequence[_K], order: Mapping[_K, float], margin: float) -> bool:
@@ -909,7 +923,10 @@ class FieldedIndex:
             # with or without ``floor``, so that rank() and matches() decide alike; an older
             # version does not compete with its update.
             answers = self._floor(mass) * (1 - 1e-9)
-            if lone is None:
+            best = max((v for i, v in own.items() if i not in muted and v >= answers), default=0.0)
+            if not answered(best, mass, self.thresholds):
+                muted.update(ranked)
+            elif lone is None:
                 pass
             elif not stands_out(
                 [i for i in ranked if i not in stale and i not in muted and own[i] >= answers],

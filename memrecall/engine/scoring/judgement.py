@@ -8,9 +8,12 @@ alone (see :class:`~memrecall.engine.scoring.fielded.Match`):
   term the pool can hold.
 
 ``strong`` needs both at or above the strong thresholds, ``weak`` both at or
-above the weak ones; anything else is ``none``. The fast path delivers only
-strong documents; the ranking keeps weak ones for the selector and the
-fallback; ``none`` is dropped.
+above the weak ones; anything else is ``none``. One threshold is about the query
+instead: a query whose best document explains less than
+:attr:`Thresholds.answer_coverage` of it is not about the memories at all, and gets
+nothing (it names something no memory knows, and shares a word or two in passing).
+The fast path delivers only strong documents; the ranking keeps weak ones for the
+selector and the fallback; ``none`` is dropped.
 
 The thresholds ship in ``thresholds.json`` beside this module, with their
 provenance (corpus, date, command). ``memrecall calibrate --corpus FILE``
@@ -60,13 +63,16 @@ class Provenance:
 
 @attrs.frozen
 class Thresholds:
-    """The four calibrated figures (and where they came from)."""
+    """The calibrated figures (and where they came from)."""
 
     weak_coverage: float
     weak_evidence: float
     strong_coverage: float
     strong_evidence: float
     provenance: Provenance | None = None
+    answer_coverage: float = 0.0
+    """The least coverage the best document of a query (not a paste) must have for the
+    query to be answered at all (0 in a thresholds file written before it)."""
 
     def judge(self, coverage: float, evidence: float) -> Judgement:
         """The judgement of a document with these two figures."""
@@ -81,6 +87,7 @@ class Thresholds:
         out: dict[str, Any] = {
             "weak": {"coverage": self.weak_coverage, "evidence": self.weak_evidence},
             "strong": {"coverage": self.strong_coverage, "evidence": self.strong_evidence},
+            "answer": {"coverage": self.answer_coverage},
         }
         if self.provenance is not None:
             out["provenance"] = self.provenance.to_json()
@@ -99,6 +106,7 @@ class Thresholds:
             strong_coverage=file.strong.coverage,
             strong_evidence=file.strong.evidence,
             provenance=file.provenance,
+            answer_coverage=0.0 if file.answer is None else file.answer.coverage,
         )
 
 
@@ -107,12 +115,17 @@ class _Figures(msgspec.Struct, frozen=True):
     evidence: float
 
 
+class _Answer(msgspec.Struct, frozen=True):
+    coverage: float
+
+
 class _ThresholdsFile(msgspec.Struct, frozen=True):
     """A thresholds file's shape (unknown fields are ignored)."""
 
     weak: _Figures
     strong: _Figures
     provenance: Provenance | None = None
+    answer: _Answer | None = None
 
 
 @functools.cache
