@@ -20,6 +20,7 @@ from memrecall.events.documents import MemoryDocument
 from memrecall.tooling import evaluation
 from memrecall.tooling.evaluation import DEFAULT_SCORER, SCORERS, evaluate_many, load_corpus
 from tests.factories import memory
+from tests.heldout import without_held_out
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 
@@ -377,16 +378,14 @@ def test_rank_fast_and_judge_agree(pool: Sequence[MemoryDocument], query: list[s
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, evaluation.Report]:
-    return evaluate_many(load_corpus(FIXTURE), ["reference", "fielded"])
+    """The scorers on the corpus the floors below were set on: the held-out slices
+    (issue 18) have their own measured floors in tests/test_ranking_rules.py."""
+    return evaluate_many(without_held_out(load_corpus(FIXTURE)), ["reference", "fielded"])
 
 
 def test_fielded_is_the_default_and_reference_stays_selectable() -> None:
     assert DEFAULT_SCORER == "fielded"
     assert {"fielded", "reference", "bm25", "frozen", "random"} <= set(SCORERS)
-
-
-HELD_OUT_TALK = ("small-talk-heldout", "small-talk-heldout-2")
-"""Small talk written for issue 18 and never tuned on: measured, not held to these floors."""
 
 
 def test_fielded_meets_the_issue_7_floors(reports: dict[str, evaluation.Report]) -> None:
@@ -396,10 +395,8 @@ def test_fielded_meets_the_issue_7_floors(reports: dict[str, evaluation.Report])
     assert lexical.top1 is not None
     assert lexical.top1 >= 0.93
     assert lexical.no_result_recall is not None
-    # issue 7's floor is on the cases written with the rules; the held-out small talk
-    # (issue 18, never tuned on) has its own measured floor in tests/test_ranking_rules.py
-    corpus = load_corpus(FIXTURE)
-    silent = [c.id for c in corpus.cases if not c.relevant and c.slice not in HELD_OUT_TALK]
+    corpus = without_held_out(load_corpus(FIXTURE))
+    silent = [c.id for c in corpus.cases if not c.relevant]
     got = {r.id: r.selected for r in reports["fielded"].results}
     assert sum(not got[i] for i in silent) / len(silent) >= 0.90
     assert lexical.no_result_precision is not None
@@ -419,12 +416,8 @@ def test_no_slice_is_worse_than_reference_on_recall(reports: dict[str, evaluatio
 
 
 def test_no_result_cases_never_get_a_fast_document(reports: dict[str, evaluation.Report]) -> None:
-    corpus = load_corpus(FIXTURE)
-    silent = {
-        c.id
-        for c in corpus.cases
-        if not c.relevant and c.slice != "small-talk" and c.slice not in HELD_OUT_TALK
-    }
+    corpus = without_held_out(load_corpus(FIXTURE))
+    silent = {c.id for c in corpus.cases if not c.relevant and c.slice != "small-talk"}
     assert silent
     assert all(not r.fast for r in reports["fielded"].results if r.id in silent)
 
