@@ -118,6 +118,21 @@ def test_a_thresholds_file_without_an_answer_floor_reads_as_zero() -> None:
     assert Thresholds.from_json(data).answer_coverage == 0.0
 
 
+def test_the_weak_evidence_threshold_is_the_middle_of_the_tie() -> None:
+    # every threshold between the small talk (0.1) and the least relevant document (1.0)
+    # gives the same utility: the fit takes the middle candidate, not the lowest
+    observed = [
+        seen("a1", [(True, 0.5, 1.0), (False, 0.5, 0.3)], score_of_second=0.3),
+        seen("a2", [(True, 0.5, 1.2), (False, 0.5, 0.5)], score_of_second=0.3),
+        seen("a3", [(True, 0.5, 1.4), (False, 0.5, 0.7)], score_of_second=0.3),
+        seen("n1", [(False, 0.5, 0.1)], answerable=False),
+    ]
+    t = fit(observed, target=1.0)
+    # candidates in the tie: 0.2, 0.4, 0.6, 0.85 (midpoints between observed values)
+    assert t.weak_evidence == pytest.approx(0.4)
+    assert outcome(observed, t).utility == 1.0
+
+
 def test_the_answer_floor_is_the_highest_that_costs_no_answered_case() -> None:
     # answerable cases: the best document covers 0.2 to 0.7 of the query, and a second
     # relevant one little (a per-document coverage floor would cost them recall)

@@ -453,7 +453,9 @@ def test_semantic_slice_stays_at_its_measured_value(
     floorless = evaluation.evaluate(load_corpus(FIXTURE), "fielded-without-answer-floor").slices[
         evaluation.SEMANTIC_SLICE
     ]
-    assert floorless.recall_at_5 == pytest.approx(0.25)
+    # without the floor one of them is still found (the other's evidence is now under the
+    # weak threshold taken from the middle of its tie)
+    assert floorless.recall_at_5 == pytest.approx(0.125)
 
 
 def test_shipped_thresholds_carry_their_provenance() -> None:

@@ -9,8 +9,9 @@ finds the four thresholds from labelled cases (the evaluation corpus format):
    :data:`DEPTH` matches keep their figures and whether they are relevant.
 2. **Weak** thresholds decide what the ranking returns. Chosen to maximise the
    mean per-case utility: an answerable case scores its Recall@5, a no-result
-   case scores 1 when nothing is returned. Ties go to the lower thresholds
-   (keep recall).
+   case scores 1 when nothing is returned. Ties go to the lowest coverage
+   threshold, and to the middle of the run of evidence thresholds that tie
+   (as far as the fitted cases allow from the documents on either side).
 3. The **answer floor** decides whether a query (not a paste) is answered at all: its
    best document must explain at least that much of it. The highest floor that costs
    no answerable case any of its Recall@5 (read off the answerable cases alone).
@@ -243,7 +244,8 @@ def fit(observed: Sequence[Observed], target: float = FAST_PRECISION_TARGET) -> 
             u = outcome(observed, Thresholds(wc, we, wc, we)).utility
             if u > best_weak[0] + 1e-12:
                 best_weak = (u, wc, we)
-    _, wc, we = best_weak
+    u, wc, we = best_weak
+    we = _middle_of_plateau(observed, wc, we, u, ev_grid)
     ac = _answer_floor(observed, wc, we)
 
     # rank the (sc, se) pairs: reaching the target first, then hit, precision, higher thresholds
@@ -259,6 +261,23 @@ def fit(observed: Sequence[Observed], target: float = FAST_PRECISION_TARGET) -> 
             if best_key is None or key > best_key:
                 best_key, sc, se = key, c, e
     return Thresholds(wc, we, sc, se, answer_coverage=ac)
+
+
+def _middle_of_plateau(
+    observed: Sequence[Observed], wc: float, we: float, best: float, grid: Sequence[float]
+) -> float:
+    """The weak evidence threshold in the middle of the run of candidates, from ``we`` up,
+    that all reach the ``best`` utility: as far as the fitted cases allow from the
+    documents on either side. The lowest of the run would hug the relevant side; a
+    higher one also lets the ranking skip more postings (its MaxScore floor)."""
+    start = grid.index(we)
+    end = start
+    while end + 1 < len(grid):
+        u = outcome(observed, Thresholds(wc, grid[end + 1], wc, grid[end + 1])).utility
+        if u < best - 1e-12:
+            break
+        end += 1
+    return grid[(start + end) // 2]
 
 
 def _answer_floor(observed: Sequence[Observed], wc: float, we: float) -> float:

@@ -10,12 +10,14 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 
 from memrecall.actors import Engine, open_engine
 from memrecall.actors.plan import MemoryBlock
 from memrecall.engine.scoring.candidates import PoolOrder
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
+from memrecall.engine.scoring.judgement import default_thresholds
 from memrecall.events.documents import MemoryType, Scope
 from memrecall.sources.source import prepare_recall
 from memrecall.store import (
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 from .helpers import GLOBAL, LEARNING, T0, TEACHING, ManualClock, new_memory
 
 WORDS = "deploy staging kubectl cluster blue green tea coffee editor vim charge charges".split()
+UNSEEN = "zebra quasar nebula lantern orchid walrus".split()
+"""Words no memory has: queries that share a word or two with a memory and name other
+things, so the answer floor (Thresholds.answer_coverage) decides some of them."""
 
 
 def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
@@ -41,11 +46,19 @@ def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
     return MemoryService(store, clock=clock), store, clock
 
 
-async def test_documents_and_ranking_equal_a_fresh_index(tmp_path: Path) -> None:
+@pytest.mark.parametrize("answer", [None, 0.3])
+async def test_documents_and_ranking_equal_a_fresh_index(
+    tmp_path: Path, answer: float | None
+) -> None:
+    # the shipped thresholds, and a high answer floor that silences many of the queries
+    thresholds = default_thresholds()
+    if answer is not None:
+        thresholds = attrs.evolve(thresholds, answer_coverage=answer)
     service, store, clock = _setup(tmp_path)
-    source = StoreSource(store, "u1", WorkspaceType.LEARNING, clock=clock)
+    source = StoreSource(store, "u1", WorkspaceType.LEARNING, clock=clock, thresholds=thresholds)
     rng = random.Random(3)
     live: list[str] = []
+    floored = 0
     for step in range(80):
         clock.advance(rng.choice((0, 1, 60, 600)))
         roll = rng.random()
@@ -97,9 +110,13 @@ async def test_documents_and_ranking_equal_a_fresh_index(tmp_path: Path) -> None
         assert tuple(snapshot.order.by_recency) == expected.by_recency
         for path in [*expected.by_path, "store/global/no_such_key.md"]:
             assert tuple(snapshot.order.indices_of(path)) == expected.by_path.get(path, ())
-        fresh = FieldedIndex.of(snapshot.documents)
+        fresh = FieldedIndex.of(snapshot.documents, thresholds=thresholds)
+        floorless = FieldedIndex.of(
+            snapshot.documents, thresholds=attrs.evolve(fresh.thresholds, answer_coverage=0.0)
+        )
         for _ in range(3):
-            query = " ".join(rng.choices(WORDS, k=rng.randint(1, 4)))
+            query = " ".join(rng.choices(WORDS + UNSEEN, k=rng.randint(1, 5)))
+            floored += bool(floorless.rank(query, 5)) and not fresh.rank(query, 5)
             exclude = set(rng.sample(range(len(wanted)), min(len(wanted), rng.randint(0, 2))))
             limit = rng.randint(1, 6)
             assert snapshot.ranker.rank(query, limit, exclude=exclude) == fresh.rank(
@@ -108,6 +125,8 @@ async def test_documents_and_ranking_equal_a_fresh_index(tmp_path: Path) -> None
             assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
                 query, limit, exclude=exclude
             ) == fresh.rank_and_fast(query, limit, exclude=exclude)
+    # the answer floor silenced some queries, alike in both
+    assert bool(floored) is (answer is not None)
     assert source.loaded < 80  # each write read back alone (plus nothing else)
     service.close()
 
