@@ -239,13 +239,14 @@ def fit(observed: Sequence[Observed], target: float = FAST_PRECISION_TARGET) -> 
     cov_grid, ev_grid = _candidates(coverage), _candidates(evidence)
 
     best_weak = (-1.0, 0.0, 0.0)
+    utility: dict[tuple[float, float], float] = {}
     for wc in cov_grid:
         for we in ev_grid:
-            u = outcome(observed, Thresholds(wc, we, wc, we)).utility
+            u = utility[wc, we] = outcome(observed, Thresholds(wc, we, wc, we)).utility
             if u > best_weak[0] + 1e-12:
                 best_weak = (u, wc, we)
     u, wc, we = best_weak
-    we = _middle_of_plateau(observed, wc, we, u, ev_grid)
+    we = _middle_of_plateau([utility[wc, e] for e in ev_grid], ev_grid.index(we), ev_grid)
     ac = _answer_floor(observed, wc, we)
 
     # rank the (sc, se) pairs: reaching the target first, then hit, precision, higher thresholds
@@ -263,19 +264,16 @@ def fit(observed: Sequence[Observed], target: float = FAST_PRECISION_TARGET) -> 
     return Thresholds(wc, we, sc, se, answer_coverage=ac)
 
 
-def _middle_of_plateau(
-    observed: Sequence[Observed], wc: float, we: float, best: float, grid: Sequence[float]
-) -> float:
-    """The weak evidence threshold in the middle of the run of candidates, from ``we`` up,
-    that all reach the ``best`` utility: as far as the fitted cases allow from the
-    documents on either side. The lowest of the run would hug the relevant side; a
-    higher one also lets the ranking skip more postings (its MaxScore floor)."""
-    start = grid.index(we)
+def _middle_of_plateau(utilities: Sequence[float], start: int, grid: Sequence[float]) -> float:
+    """The weak evidence threshold in the middle of the run of candidates, from
+    ``grid[start]`` up, whose ``utilities`` (one per candidate, at the chosen coverage
+    threshold) all reach the best one, ``utilities[start]``: as far as the fitted cases
+    allow from the documents on either side. The lowest of the run would hug the
+    relevant side; a higher one also lets the ranking skip more postings (its MaxScore
+    floor)."""
+    best = utilities[start]
     end = start
-    while end + 1 < len(grid):
-        u = outcome(observed, Thresholds(wc, grid[end + 1], wc, grid[end + 1])).utility
-        if u < best - 1e-12:
-            break
+    while end + 1 < len(grid) and utilities[end + 1] >= best - 1e-12:
         end += 1
     return grid[(start + end) // 2]
 
