@@ -233,3 +233,44 @@ def test_the_freshness_prior_decides_near_ties_only() -> None:
     far_scores = {m.index: m.score for m in far.matches(query)}
     assert far_scores[0] / far_scores[1] > 1 + params.freshness  # clearly ahead
     assert far.rank(query, 5) == [0, 1]
+
+
+LEDGER_UNMARKED = note(
+    "ledger-canary",
+    "Merging to main sends ledger-api traffic to a canary through Argo Rollouts. Post in #deploys.",
+    title="Ledger deploys go through a canary",
+    description="The ledger ships with Argo Rollouts",
+    days=300,
+)
+ASKED_IN_OLD_WORDS = "how do I deploy the ledger service to production?"
+
+
+def test_an_update_that_says_so_speaks_for_the_older_note_on_what_it_does_not_repeat() -> None:
+    # The older note alone has "service" and "production": without a word of change the
+    # newer one does not speak of them, and the older one keeps its place.
+    plain = FieldedIndex.of([LEDGER_OLD, LEDGER_UNMARKED], thresholds=OPEN)
+    assert plain.rank(ASKED_IN_OLD_WORDS, 5)[:2] == [0, 1]
+    assert dict(plain.judge(ASKED_IN_OLD_WORDS))[0] is Judgement.STRONG
+    # "make deploy-ledger is retired": the newer note says it changes the older state.
+    index = FieldedIndex.of([LEDGER_OLD, LEDGER_NEW], thresholds=OPEN)
+    scores = {m.index: m.score for m in index.matches(ASKED_IN_OLD_WORDS)}
+    assert scores[0] > 2 * scores[1]
+    assert index.rank(ASKED_IN_OLD_WORDS, 5)[:2] == [1, 0]
+    assert dict(index.judge(ASKED_IN_OLD_WORDS))[0] is Judgement.WEAK
+
+
+def test_an_update_still_needs_the_same_subject_and_a_later_date() -> None:
+    # written together: companions, not an update
+    together = msgspec.structs.replace(LEDGER_NEW, mtime=LEDGER_OLD.mtime + 2 * DAY)
+    index = FieldedIndex.of([LEDGER_OLD, together], thresholds=OPEN)
+    assert index.rank(ASKED_IN_OLD_WORDS, 5)[:2] == [0, 1]
+    # another subject that happens to say "now"
+    other = note(
+        "lunch",
+        "The cafeteria now deploys a new ledger of lunch vouchers every quarter.",
+        title="Lunch vouchers",
+        days=300,
+    )
+    index = FieldedIndex.of([LEDGER_OLD, other, *MEETINGS], thresholds=OPEN)
+    assert not index.same_subject(0, 1)
+    assert index.rank(ASKED_IN_OLD_WORDS, 5)[:2] == [0, 1]

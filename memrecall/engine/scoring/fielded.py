@@ -24,7 +24,11 @@ three rules about time (docs/decisions.md, issue 18):
   older one is then never judged strong. Not when the query words only the older
   one matches outweigh the most specific query term the newer one matches: the
   older one then answers something the newer one does not speak of (an update
-  names what it replaces).
+  names what it replaces). A newer document that says it changes something
+  ("now", "no longer", "retired", "ab sofort", "改为", "廃止", "이제":
+  :data:`~memrecall.engine.scoring.change_words.CHANGE_WORDS`) speaks for the older
+  one on what it does not repeat: the query terms both match need only weigh
+  :attr:`Params.subject_query` of those the newer one matches.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -102,6 +106,7 @@ from memrecall.engine.scoring.analysis import (
     katakana_bigrams,
     query_candidates,
 )
+from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
     MAX_ANALYSED_CHARS,
@@ -1051,7 +1056,8 @@ class FieldedIndex:
         a same-subject pair for this query when their subjects overlap
         (:meth:`same_subject`) and they answer the query with the same words:
         the query terms both match weigh at least :attr:`Params.subject_query`
-        of those either matches (weight × idf).
+        of those either matches (weight × idf), or of those the newer one matches
+        when it says it changes something (:func:`declares_change`).
         Works in place on the first :attr:`Params.subject_window` of ``ranked``;
         returns the older documents of pairs whose newer one now ranks above
         them (never judged strong).
@@ -1077,8 +1083,13 @@ class FieldedIndex:
                         if hits is not None:
                             hits.add(t)
             to, tn = matched.get(older, set()), matched.get(newer, set())
-            either = sum(terms[t].mass for t in to | tn)
             both = sum(terms[t].mass for t in to & tn)
+            if declares_change(self._subject(newer)[0]):
+                # an update that says so speaks for the older note on what it does not
+                # repeat: it need only answer with the older one's words
+                answered = sum(terms[t].mass for t in tn)
+                return answered > 0.0 and both >= p.subject_query * answered
+            either = sum(terms[t].mass for t in to | tn)
             if either <= 0.0 or both < p.subject_query * either:
                 return False
             # the words only the older one matches outweigh the most specific term the
