@@ -64,9 +64,11 @@ Rules about what a query is (issue 18, continued):
   counts :data:`RUN_CREDIT` of its value: ``系统里`` is one word and a
   postposition, not two words.
 
-These rules are module functions (:func:`common_only`, :func:`count_runs`,
-:func:`lone_term`, :func:`stands_out`) so that the store's ranker
-(:class:`memrecall.store.source.StoreRanker`) applies them as this index does.
+These rules are module functions of :mod:`memrecall.engine.scoring.query_rules`
+(:func:`common_only`, :func:`count_runs`, :func:`lone_term`, :func:`stands_out`,
+re-exported here) so that the store's ranker
+(:class:`memrecall.store.source.StoreRanker`) applies them as this index does; inflected
+forms are matched by :mod:`memrecall.engine.scoring.variants`.
 
 Pasted queries (more distinct terms than
 :data:`~memrecall.engine.scoring.analysis.MAX_QUERY_TERMS`): the scorer keeps the
@@ -89,23 +91,14 @@ Three parts, so that a catalog can cache the expensive ones:
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
-import unicodedata
-from collections import Counter
-from collections.abc import Callable, Collection, Container, Hashable, Iterable, Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import attrs
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import (
-    MAX_QUERY_TERMS,
-    QueryTerm,
-    katakana_bigrams,
-    query_candidates,
-)
+from memrecall.engine.scoring.analysis import QueryTerm
 from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
@@ -125,12 +118,25 @@ from memrecall.engine.scoring.pool import (
     rows_of,
 )
 from memrecall.engine.scoring.pool_image import features_in
+from memrecall.engine.scoring.query_rules import (
+    RUN_CREDIT,
+    MatchedTerm,
+    answered,
+    common_only,
+    count_runs,
+    heaviest_terms,
+    lone_term,
+    select_query_terms,
+    stands_out,
+)
+from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
 
 __all__ = [
     "FIELDS",
     "MAX_ANALYSED_CHARS",
     "MAX_ANALYSED_HEADING_CHARS",
+    "RUN_CREDIT",
     "DocumentFeatures",
     "FieldedIndex",
     "FieldedPool",
@@ -160,14 +166,6 @@ _WALK_STEPS = 16
 """Steps of a walk over merged postings that cost about one document's own lookup
 (:meth:`FieldedIndex._add_where_matched`: four field rows per variant, then the value)."""
 
-_K = TypeVar("_K", bound=Hashable)
-"""A document key: a pool position here, a memory id in the store's index."""
-
-
-_INFLECTIONS = frozenset({"ing", "ings", "ies", "ied", "ers", "ion", "ions"})
-"""Longer endings accepted besides any ending of at most two characters."""
-_SIBILANTS = ("s", "x", "z", "ch", "sh")
-
 
 @attrs.frozen
 class Match:
@@ -180,290 +178,6 @@ class Match:
     """Score over the query's own weight (sum of weight × idf of its terms): 0 to 1."""
     evidence: float
     """Score over the largest idf the pool can give: how much rare matching text there is."""
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _is_mark(text: str, at: int) -> bool:
-    return at < len(text) and unicodedata.category(text[at])[0] == "M"
-
-
-def is_variant(query: str, term: str) -> bool:
-    """True when ``term`` is an inflected form of ``query`` (or the reverse), not the same word.
-
-    Both must share a prefix of at least four characters (five when both go
-    on) that does not end inside a grapheme cluster, and what follows it in
-    each must be at most two characters or a common longer ending (``ing``,
-    ``ies``, ``ion``, ...); or one is the other plus ``s`` (``es`` after a
-    sibilant).
-    """
-    if query == term:
-        return False
-    shorter, longer = (query, term) if len(query) <= len(term) else (term, query)
-    if longer == shorter + "s" or (longer == shorter + "es" and shorter.endswith(_SIBILANTS)):
-        return True
-    common = _common_prefix(query, term)
-    if common < 4 or _is_mark(query, common) or _is_mark(term, common):
-        return False
-    rest = (query[common:], term[common:])
-    if rest[0] and rest[1] and common < 5:
-        return False  # two different endings on a short stem: colony/colour, passt/passes
-    return all(len(r) <= 2 or r in _INFLECTIONS for r in rest)
-
-
-def index_terms(
-    term: str,
-    kind: str,
-    known: Container[str],
-    vocabulary: Sequence[str],
-    variant: float,
-) -> list[tuple[str, float]]:
-    """The index terms that count for a query term, with their credit.
-
-    The term itself (credit 1) if ``known``; for a word, also its inflected
-    forms (:func:`is_variant`) found in the sorted ``vocabulary`` by prefix and
-    in ``known`` by the usual endings (credit ``variant``). The work depends on
-    the vocabulary around the term, never on the number of documents.
-    """
-    keys: list[tuple[str, float]] = []
-    if term in known:
-        keys.append((term, 1.0))
-    if kind != "word":
-        return keys
-    candidates = set()
-    stem = term[: max(4, len(term) - 4)]
-    if len(stem) >= 4:
-        start = bisect.bisect_left(vocabulary, stem)
-        while start < len(vocabulary) and vocabulary[start].startswith(stem):
-            candidates.add(vocabulary[start])
-            start += 1
-    for shorter in (term[:-1], term[:-2]):
-        if shorter in known:
-            candidates.add(shorter)
-    for longer in (term + "s", term + "es"):
-        if longer in known:
-            candidates.add(longer)
-    keys.extend((key, variant) for key in sorted(candidates) if is_variant(term, key))
-    return keys
-
-
-def select_query_terms(
-    query: str,
-    idf: Callable[[str], float | None],
-    keys: Callable[[str, str], list[tuple[str, float]]],
-    idf_max: float,
-) -> tuple[list[QueryTerm], float, bool]:
-    """The terms a pool scores for ``query``, the query's own weight, and whether the query
-    was cut to its most specific terms (a paste).
-
-    ``idf`` gives a pool term's idf (None when unknown), ``keys`` the index terms that count
-    for a query term with their credit (:func:`index_terms`). A query of at most
-    :data:`~memrecall.engine.scoring.analysis.MAX_QUERY_TERMS` distinct candidates
-    (:func:`~memrecall.engine.scoring.analysis.query_candidates`) is scored whole. A longer
-    one (a pasted log, a chat thread) keeps the most specific: by weight × the largest
-    credited idf any of its index terms has (its own, or an inflected form's), so a rare
-    service name or error in the middle of a paste outweighs the bulk; ties keep the
-    earlier term. The weight sums weight × idf over every candidate, an unseen one at
-    ``idf_max``.
-    """
-    found = query_candidates(query)
-    mass = 0.0
-    for qt in found:
-        known = idf(qt.term)
-        mass += qt.weight * (idf_max if known is None else known)
-    if len(found) <= MAX_QUERY_TERMS:
-        return found, mass, False
-    specific = []
-    for position, qt in enumerate(found):
-        credited = keys(qt.term, qt.kind)
-        best = max((credit * (idf(key) or 0.0) for key, credit in credited), default=0.0)
-        specific.append((-qt.weight * best, position))
-    kept = sorted(position for _, position in heapq.nsmallest(MAX_QUERY_TERMS, specific))
-    return [found[position] for position in kept], mass, True
-
-
-def heaviest_terms(
-    terms: Iterable[QueryTerm],
-    idf: Callable[[str], float | None],
-    matches: Callable[[QueryTerm], bool],
-) -> list[QueryTerm]:
-    """Of the query ``terms`` a document ``matches``, those of the largest weight × idf.
-
-    What a second fast document must match one of to count as a second answer to what the
-    first one answers: a close runner-up that matches only other, more general words of
-    the query (a memory about *version* next to the one about *httpx* and *pin*) is a
-    partial match on another aspect; it stays in the ranking only.
-    """
-    best = 0.0
-    heaviest: list[QueryTerm] = []
-    for qt in terms:
-        if not matches(qt):
-            continue
-        weight = qt.weight * (idf(qt.term) or 0.0)
-        if weight > best * (1 + 1e-9):
-            best, heaviest = weight, [qt]
-        elif weight >= best * (1 - 1e-9):
-            heaviest.append(qt)
-    return heaviest
-
-
-RUN_CREDIT = 0.5
-"""In the ranking (not the judgement), what a CJK bigram counts for when the document also
-matches the bigram it overlaps right after in the query: a run of k + 1 shared characters
-counts as (k + 1) / 2 bigrams, about the words it holds, not as k separate words."""
-
-
-class MatchedTerm(NamedTuple):
-    """A query term the pool knows, as the ranking rules read it."""
-
-    term: str
-    kind: str
-    mass: float
-    """weight × idf"""
-    common: bool
-    weight: float
-    follows: frozenset[str]
-    words: frozenset[str]
-    """The katakana words this bigram is a piece of (:attr:`QueryTerm.words`)."""
-
-    @property
-    def fragment(self) -> bool:
-        """Whether this is a piece of a longer katakana word."""
-        return bool(self.words)
-
-    @classmethod
-    def of(cls, qt: QueryTerm, mass: float) -> MatchedTerm:
-        """The matched term ``qt`` with its weight × idf."""
-        return cls(qt.term, qt.kind, mass, qt.common, qt.weight, qt.follows, qt.words)
-
-
-def common_only(
-    candidates: Iterable[_K],
-    terms: Sequence[MatchedTerm],
-    holders: Callable[[str, str], Iterable[_K]],
-    cost: Callable[[MatchedTerm], int],
-) -> set[_K]:
-    """The ``candidates`` that only common query words, or pieces of a katakana word they
-    do not mostly share, match (judged none). ``holders`` gives the documents that have a
-    query term, ``cost`` how many there are about (the rarest terms are read first, so
-    that a common word's long postings rarely are).
-
-    Common words (:data:`~memrecall.engine.scoring.analysis.COMMON_WORDS`, and the common
-    CJK bigrams) rarely name a topic: a memory that shares nothing else with the query is
-    not about it (``最近寒くなってきたね`` against a memory that says ``なった``). A katakana
-    word is one loanword: its pieces count for a memory that has more than half of its
-    bigrams. One with fewer has a longer, other word, as ``tea`` is not ``team``:
-    ``メン`` of ``ラーメン`` in ``メンション``, ``ルドカ`` of ``ワールドカップ`` in
-    ``ワイルドカード``.
-    """
-    if all(not t.common and not t.fragment for t in terms):
-        return set()
-    remaining = set(candidates)
-    for t in sorted((t for t in terms if not t.common and not t.fragment), key=cost):
-        if not remaining:
-            return remaining
-        remaining.difference_update(holders(t.term, t.kind))
-    pieces: dict[str, list[MatchedTerm]] = {}
-    for t in terms:
-        for word in t.words:
-            pieces.setdefault(word, []).append(t)
-    for word in sorted(pieces):
-        if not remaining:
-            break
-        need = len(katakana_bigrams(word)) // 2 + 1
-        held: Counter[_K] = Counter()
-        for t in pieces[word]:
-            held.update(remaining.intersection(holders(t.term, t.kind)))
-        remaining.difference_update(doc for doc, n in held.items() if n >= need)
-    return remaining
-
-
-def count_runs(
-    order: dict[_K, float],
-    terms: Sequence[MatchedTerm],
-    among: Iterable[_K],
-    values: Callable[[str, str, set[_K]], dict[_K, float]],
-    scale: Callable[[_K], float],
-) -> bool:
-    """Count a run of overlapping CJK bigrams a document of ``among`` shares with the query
-    as fewer words than bigrams (in place, on the ordering values ``order``): a bigram
-    that follows another matched one in the query (:attr:`QueryTerm.follows`) and that
-    the document also has adds :data:`RUN_CREDIT` of its value. ``values(term, kind,
-    where)`` gives the value of a term in those documents of ``where`` that have it;
-    ``scale`` what a document's ordering value multiplies a score by. ``系统里`` is the
-    word ``系统`` and a postposition, not two words; without this, a three-character
-    overlap outranks a memory titled with the query's two-character subject. True when a
-    value changed."""
-    runs = [t for t in terms if t.follows]
-    if not runs:
-        return False
-    changed = False
-    known = {t.term for t in terms}
-    where = set(among)
-    # each term's values over ``where`` are read once (a bigram is often both the one
-    # that follows and the one followed)
-    read: dict[str, dict[_K, float]] = {}
-
-    def of(term: str, kind: str) -> dict[_K, float]:
-        found = read.get(term)
-        if found is None:
-            found = read[term] = values(term, kind, where)
-        return found
-
-    for t in runs:
-        before = [f for f in t.follows if f in known]
-        if not before:
-            continue
-        own = of(t.term, t.kind)
-        if not own:
-            continue
-        held: set[_K] = set()
-        for f in before:
-            other = of(f, "cjk")
-            held.update(d for d in own if d in other)
-        for doc in held:
-            order[doc] -= (1.0 - RUN_CREDIT) * t.weight * own[doc] * scale(doc)
-            changed = True
-    return changed
-
-
-def lone_term(
-    terms: Sequence[MatchedTerm], query_terms: Callable[[], Sequence[QueryTerm]]
-) -> MatchedTerm | None:
-    """The query's only topical term (not a common word), when it has exactly one and a
-    memory matches it; else None. ``terms`` are the matched ones, ``query_terms`` gives
-    all of them (read only when needed)."""
-    topical = [t for t in terms if not t.common]
-    if len(topical) != 1:
-        return None
-    if sum(not qt.common for qt in query_terms()) != 1:
-        return None
-    return topical[0]
-
-
-def answered(best: float, mass: float, thresholds: Thresholds) -> bool:
-    """Whether a query (not a paste) whose best contending document scores ``best``, and
-    whose own weight is ``mass``, is answered at all: that document explains at least
-    :attr:`~memrecall.engine.scoring.judgement.Thresholds.answer_coverage` of it. A
-    question about a pivot table in Excel that shares *table* with a meeting's notes
-    is about something no memory knows."""
-    return mass <= 0.0 or best >= thresholds.answer_coverage * mass * (1 - 1e-9)
-
-
-def stands_out(ranked: Sequence[_K], order: Mapping[_K, float], margin: float) -> bool:
-    """For a query of a single topical term (:func:`lone_term`): whether its first memory
-    stands out, the runner-up scoring under ``margin`` of it. One word is not a question
-    ("deploy", "update"); it is answered only when one memory clearly owns it, and when
-    that word is a lone CJK bigram (``服务``, ``확인``) it is never fast-delivered: a
-    bigram may be a piece of a longer word of the memory (``服务器``), which nothing else
-    in the query confirms."""
-    return len(ranked) < 2 or order[ranked[1]] < margin * order[ranked[0]]
 
 
 class FieldedIndex:
