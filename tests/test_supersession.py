@@ -20,6 +20,7 @@ from memrecall.engine.scoring.judgement import Judgement, Thresholds
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.frontmatter import ParsedTopic, parse_topic
 from memrecall.sources.scanner import MemoryTree, scan_tree
+from memrecall.tooling.evaluation import load_corpus
 from tests.factories import memory
 
 OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
@@ -274,3 +275,60 @@ def test_an_update_still_needs_the_same_subject_and_a_later_date() -> None:
     index = FieldedIndex.of([LEDGER_OLD, other, *MEETINGS], thresholds=OPEN)
     assert not index.same_subject(0, 1)
     assert index.rank(ASKED_IN_OLD_WORDS, 5)[:2] == [0, 1]
+
+
+RETRO = note(
+    "q2-retro",
+    "Quarter retro. Ledger deploys run between 10:00 and 16:00 CET. Invoices move to the"
+    " billing service. The on-call rota gains a secondary. Flaky tests get quarantined after"
+    " two failures. The search cluster is reindexed every Sunday. Grafana alerts go to"
+    " #incidents. Design reviews need two approvers. The mobile release train leaves on"
+    " Tuesdays. Vault tokens expire after thirty days. The staging database gets a nightly"
+    " snapshot. Customer webhooks retry five times with backoff. Kafka consumers report lag"
+    " to the platform dashboard.",
+    title="Q2 retrospective",
+    days=0,
+)
+WINDOW = note(
+    "ledger-window",
+    "Ledger deploys run between 10:00 and 16:00 CET.",
+    title="Ledger deploy window",
+    days=200,
+)
+
+
+def test_a_broad_note_is_not_an_older_version_of_each_topic_it_touches() -> None:
+    # Nearly every word of the short note is in the retro, but the retro is about eight
+    # other things too: the overlap is measured against what the two say together
+    # (the share of the smaller note's words alone would make them one subject).
+    index = FieldedIndex.of([RETRO, WINDOW, LEDGER_OLD, LEDGER_NEW, *MEETINGS])
+    assert not index.same_subject(0, 1)
+    assert index.same_subject(2, 3)
+    asked = "retro: when do ledger deploys run, and who approves design reviews?"
+    assert index.rank(asked, 5)[0] == 0
+    assert dict(index.judge(asked))[0] is Judgement.STRONG
+
+
+def _older_version(newer: str) -> str:
+    """The corpus names the two notes of an update pair ``X-old``/``X-new`` (or the
+    on-call rota's quarters ``-q1``/``-q3``)."""
+    for old, new in (("-old", "-new"), ("-q1", "-q3")):
+        if newer.endswith(new):
+            return newer[: -len(new)] + old
+    raise AssertionError(f"no older version named for {newer}")
+
+
+def test_every_update_pair_of_the_corpus_is_one_subject_with_a_margin() -> None:
+    """What :attr:`Params.subject` was set from: each pair the recency slice labels reaches
+    0.14 (the threshold is 0.12)."""
+    corpus = load_corpus(Path(__file__).parent / "fixtures" / "recall-eval.json")
+    position = {name: i for i, name in enumerate(corpus.ids)}
+    tight = FieldedIndex.of(corpus.documents, params=Params(subject=0.14))
+    pairs = {
+        (position[_older_version(c.top)], position[c.top])
+        for c in corpus.cases
+        if c.slice == "recency" and c.top is not None
+    }
+    assert len(pairs) >= 12
+    assert all(tight.same_subject(old, new) for old, new in pairs)
+    assert Params().subject < 0.14

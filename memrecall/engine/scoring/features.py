@@ -76,8 +76,11 @@ class Params:
     """Most the freshness prior can add to a document's ordering score (a share)."""
     half_life: float = 180.0
     """Days after which the freshness prior has halved (age from the pool's newest document)."""
-    subject: float = 0.25
-    """Idf-weighted term overlap at which two documents are about the same subject."""
+    subject: float = 0.12
+    """Idf-weighted share of two documents' subject terms (title, description, rendered
+    body) that both have, at which they are about the same subject: a weighted Jaccard
+    index. Every update pair the project corpus's recency slice labels reaches 0.14
+    (tests/test_supersession.py); 0.12 leaves a margin (docs/decisions.md)."""
     subject_query: float = 0.5
     """Share of the matched query weight both documents of a same-subject pair must match."""
     subject_gap: float = 14.0

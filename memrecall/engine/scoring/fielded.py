@@ -19,7 +19,7 @@ three rules about time (docs/decisions.md, issue 18):
   near-ties.
 * **Same-subject pairs.** Among the first :attr:`Params.subject_window`, a newer
   document about the same subject as an older one ranked above it (their
-  idf-weighted term overlap is at least :attr:`Params.subject`) moves just above
+  shared subject terms weigh :attr:`Params.subject` of either's) moves just above
   it when it scores at least :attr:`Params.subject_ratio` of the older one; the
   older one is then never judged strong. Not when the query words only the older
   one matches outweigh the most specific query term the newer one matches: the
@@ -748,15 +748,15 @@ class FieldedIndex:
 
     def same_subject(self, a: int, b: int) -> bool:
         """True when two documents (pool positions) are about the same subject: the
-        idf-weighted share of the smaller one's subject terms that the other has
-        reaches :attr:`Params.subject`."""
+        subject terms they share weigh (by idf) at least :attr:`Params.subject` of the
+        terms either has. Measured against both, not against the smaller one, so that a
+        broad note (a retro touching ten topics) is not an older version of each short
+        note on one of its topics."""
         terms_a, weight_a = self._subject(a)
         terms_b, weight_b = self._subject(b)
-        smaller = min(weight_a, weight_b)
-        if smaller <= 0.0:
-            return False
         shared = sum(self._idf(t) or 0.0 for t in terms_a & terms_b)
-        return shared >= self.params.subject * smaller
+        union = weight_a + weight_b - shared
+        return union > 0.0 and shared >= self.params.subject * union
 
     def _same_subject(
         self,
