@@ -37,7 +37,7 @@ METRIC_KEYS = {
     "no_result_recall",
     "max_selected",
 }
-OPTIONAL_METRIC_KEYS = {"fast_precision", "fast_hit"}
+OPTIONAL_METRIC_KEYS = {"fast_precision", "fast_hit", "fast_outdated"}
 """Extra keys per group (the contract allows optional additions)."""
 REPORT_KEYS = {
     "corpus",
@@ -127,6 +127,23 @@ def test_metrics_follow_the_contract_definitions() -> None:
     assert metrics.no_result_precision == pytest.approx(1 / 2)  # silent: c (right), e (wrong)
     assert metrics.no_result_recall == pytest.approx(1 / 2)  # no-result: c (silent), d (not)
     assert metrics.max_selected == 6
+
+
+def test_fast_outdated_counts_an_older_note_delivered_without_its_update() -> None:
+    cases = [
+        mk("a", ["old", "new"], top="new"),  # the older one alone: outdated
+        mk("b", ["old", "new"], top="new"),  # both: the update is there
+        mk("c", ["old", "new"], top="new"),  # nothing fast: not outdated
+        mk("d", ["x"], top="x"),  # one relevant document: not an update question
+        mk("e", ["old", "new"], top="new"),  # only an unrelated one: a miss, not outdated
+    ]
+    selections = [["old"], ["old", "new"], [], ["y"], ["z"]]
+    fast = [["old"], ["old", "new"], [], ["y"], ["z"]]
+    metrics = compute_metrics(cases, selections, fast)
+    assert metrics.fast_outdated == pytest.approx(1 / 4)
+    assert metrics.fast_hit == pytest.approx(2 / 5)
+    assert compute_metrics(cases, selections).fast_outdated is None
+    assert compute_metrics(cases[3:4], selections[3:4], fast[3:4]).fast_outdated is None
 
 
 def test_metrics_with_no_eligible_case_are_null() -> None:

@@ -332,3 +332,42 @@ def test_every_update_pair_of_the_corpus_is_one_subject_with_a_margin() -> None:
     assert len(pairs) >= 12
     assert all(tight.same_subject(old, new) for old, new in pairs)
     assert Params().subject < 0.14
+
+
+CARD_OLD = note(
+    "card-limit",
+    "The company card pays up to 500 EUR per purchase; larger amounts need your manager's"
+    " approval first. Paper receipts go to accounting at the end of the month.",
+    title="Company card",
+    description="500 EUR per purchase",
+    days=0,
+)
+CARD_NEW = note(
+    "card-expenses",
+    "Each company card has a monthly limit of 1,500 EUR with no cap per purchase. Upload"
+    " the receipt photo to the expense app within seven days.",
+    title="Spending with the company card",
+    days=200,
+)
+ASKED_ABOUT_THE_LIMIT = "company card: how much per purchase?"
+
+
+def test_a_fact_a_newer_note_may_have_changed_is_never_fast_delivered_alone() -> None:
+    # Same-subject overtaking off (no pair is similar enough), so that the older note
+    # ranks first: only the weaker "may be its update" bar is left.
+    no_pairs = Params(subject=1.0)
+    index = FieldedIndex.of([CARD_OLD, CARD_NEW, *MEETINGS], params=no_pairs)
+    assert index.similarity(0, 1) >= no_pairs.doubt
+    assert index.rank(ASKED_ABOUT_THE_LIMIT, 5)[:2] == [0, 1]
+    first = index.matches(ASKED_ABOUT_THE_LIMIT)[0]
+    assert (first.index, first.judgement, first.newer) == (0, Judgement.STRONG, 1)
+    assert index.fast(ASKED_ABOUT_THE_LIMIT) == [0, 1]
+    # without the doubt, the older note goes in alone
+    trusting = FieldedIndex.of(
+        [CARD_OLD, CARD_NEW, *MEETINGS], params=Params(subject=1.0, doubt=1.0)
+    )
+    assert trusting.fast(ASKED_ABOUT_THE_LIMIT) == [0]
+    # written together, the two are companions, not an update
+    together = msgspec.structs.replace(CARD_NEW, mtime=CARD_OLD.mtime + DAY)
+    index = FieldedIndex.of([CARD_OLD, together, *MEETINGS], params=no_pairs)
+    assert index.fast(ASKED_ABOUT_THE_LIMIT) == [0]

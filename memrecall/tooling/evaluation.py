@@ -346,6 +346,10 @@ class Metrics:
     """Of the documents the fast result delivered, the share that are relevant."""
     fast_hit: float | None = None
     """Of the cases with relevant documents, the share whose fast result holds one."""
+    fast_outdated: float | None = None
+    """Of the cases that label the current one (``top``) of several relevant documents (an
+    older note and its update), the share whose fast result delivers a relevant document
+    without the current one: an outdated fact alone in the prompt."""
 
     def to_json(self) -> dict[str, Any]:
         """The contract's object (keys in contract order), then the optional fast-path keys."""
@@ -358,6 +362,7 @@ class Metrics:
             "max_selected": self.max_selected,
             "fast_precision": self.fast_precision,
             "fast_hit": self.fast_hit,
+            "fast_outdated": self.fast_outdated,
         }
 
 
@@ -378,8 +383,10 @@ def compute_metrics(
     that were right to be silent; no-result recall the share of no-result
     cases answered with silence. With ``fast`` (the fast result per case),
     fast-path precision is the share of all fast-delivered documents that are
-    relevant to their case, and fast hit the share of cases with relevant
-    documents whose fast result holds at least one.
+    relevant to their case, fast hit the share of cases with relevant
+    documents whose fast result holds at least one, and fast outdated the share
+    of cases naming a current document among several relevant ones whose fast
+    result holds a relevant one but not the current one.
     """
     if len(cases) != len(selections):
         raise ValueError("one selection per case")
@@ -401,11 +408,15 @@ def compute_metrics(
             silent_right.append(0.0 if case.relevant else 1.0)
     delivered: list[float] = []
     fast_hits: list[float] = []
+    outdated: list[float] = []
     for case, sent in zip(cases, fast or (), strict=False):
         relevant = set(case.relevant)
         delivered.extend(1.0 if doc_id in relevant else 0.0 for doc_id in sent)
         if relevant:
             fast_hits.append(1.0 if relevant & set(sent) else 0.0)
+        if case.top is not None and len(relevant) > 1:
+            stale = bool(relevant & set(sent)) and case.top not in sent
+            outdated.append(1.0 if stale else 0.0)
     return Metrics(
         cases=len(cases),
         recall_at_5=_mean(recalls),
@@ -415,6 +426,7 @@ def compute_metrics(
         max_selected=max((len(s) for s in selections), default=None),
         fast_precision=_mean(delivered),
         fast_hit=_mean(fast_hits) if fast is not None else None,
+        fast_outdated=_mean(outdated) if fast is not None else None,
     )
 
 
@@ -559,6 +571,7 @@ def format_report(report: Report) -> str:
         "max selected",
         "fast precision",
         "fast hit",
+        "fast outdated",
     ]
     rows = [
         [
@@ -571,6 +584,7 @@ def format_report(report: Report) -> str:
             _count(m.max_selected),
             percent(m.fast_precision),
             percent(m.fast_hit),
+            percent(m.fast_outdated),
         ]
         for name, m in _groups(report)
     ]
@@ -583,7 +597,9 @@ def format_report(report: Report) -> str:
         "",
         f"latency per case: p50 {report.latency_p50_ms:.3f} ms, p95 {report.latency_p95_ms:.3f} ms",
         "fast precision: share of fast-delivered documents (at most 2) that are relevant;"
-        " fast hit: share of answerable cases whose fast result holds a relevant one",
+        " fast hit: share of answerable cases whose fast result holds a relevant one;"
+        " fast outdated: share of cases naming the current of several relevant documents"
+        " whose fast result holds an older one without it",
     ]
     return "\n".join(lines)
 
@@ -626,6 +642,7 @@ _SIDE_BY_SIDE = (
     ("no-result precision", "no_result_precision"),
     ("no-result recall", "no_result_recall"),
     ("fast precision", "fast_precision"),
+    ("fast outdated", "fast_outdated"),
 )
 
 
@@ -657,7 +674,9 @@ def format_side_by_side(reports: Sequence[Report]) -> str:
         f"corpus {first.corpus}: {first.documents} documents, {first.overall.cases} cases;"
         f" each cell: {names} (percent)",
         f"random floor (Recall@5 of a query-blind scorer): {percent(first.random_floor)}",
-        "fast precision: share of fast-delivered documents (at most 2) that are relevant",
+        "fast precision: share of fast-delivered documents (at most 2) that are relevant;"
+        " fast outdated: share of update questions whose fast result gives an older note"
+        " without the current one",
         "",
         *markdown_table(header, rows),
         "",

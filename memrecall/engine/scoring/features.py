@@ -88,6 +88,10 @@ class Params:
     within the same fortnight are companions, not one updating the other."""
     subject_ratio: float = 0.35
     """A newer same-subject document overtakes an older one from this share of its score."""
+    doubt: float = 0.06
+    """Similarity (the weighted Jaccard index of :attr:`subject`) from which a newer
+    document that scores close to an older one may be its update: the older one is then
+    never judged strong (never fast-delivered). Half of :attr:`subject`."""
     subject_window: int = 8
     """How many of the best-ranked documents the same-subject rule looks at."""
     paste_margin: float = 0.8

@@ -11,7 +11,7 @@ of itself (``charged``/``charges``, ``магазин``/``магазины``) at
 (``owner`` is not ``ownership``, ``tea`` is not ``team``).
 
 Ranking: score descending, then mtime descending, then input order, with
-three rules about time (docs/decisions.md, issue 18):
+four rules about time (docs/decisions.md, issue 18):
 
 * **Freshness prior.** The order (never the judgement) uses the score times
   ``1 + freshness × 0.5 ** (age / half_life)``, age measured from the pool's
@@ -29,6 +29,13 @@ three rules about time (docs/decisions.md, issue 18):
   :data:`~memrecall.engine.scoring.change_words.CHANGE_WORDS`) speaks for the older
   one on what it does not repeat: the query terms both match need only weigh
   :attr:`Params.subject_query` of those the newer one matches.
+* **Possible updates.** A document that a newer one among the first
+  :attr:`Params.subject_window` may update (written :attr:`Params.subject_gap` days
+  later, scoring :attr:`Params.subject_ratio` of it, saying alike
+  :attr:`Params.doubt`: a weaker bar than a same-subject pair) is fast-delivered only
+  together with that newer one when the newer one matches the most specific query term
+  it matches (:attr:`Match.newer`; else as before). The rendered dates tell the model
+  which is current.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -178,6 +185,10 @@ class Match:
     """Score over the query's own weight (sum of weight × idf of its terms): 0 to 1."""
     evidence: float
     """Score over the largest idf the pool can give: how much rare matching text there is."""
+    newer: int | None = None
+    """A newer document among the first ranked that may be this one's update (pool
+    position; :meth:`FieldedIndex.similarity`), or None. When it answers what this one
+    answers, the fast path delivers this document only together with it."""
 
 
 class FieldedIndex:
@@ -655,6 +666,7 @@ class FieldedIndex:
                 muted.update(ranked)
             elif lone.kind != "word":
                 stale.update(ranked)  # a lone bigram may be a piece of a longer word: never fast
+        newer = self._doubted(ranked, order)
         if limit is not None:
             ranked = ranked[:limit]
         judge = self.thresholds.judge
@@ -668,7 +680,7 @@ class FieldedIndex:
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast
             if floor and not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append(Match(i, own[i], judgement, coverage, evidence))
+            out.append(Match(i, own[i], judgement, coverage, evidence, newer.get(i)))
         return out
 
     def _count_runs(
@@ -752,11 +764,43 @@ class FieldedIndex:
         terms either has. Measured against both, not against the smaller one, so that a
         broad note (a retro touching ten topics) is not an older version of each short
         note on one of its topics."""
+        return self.similarity(a, b) >= self.params.subject
+
+    def similarity(self, a: int, b: int) -> float:
+        """How much two documents (pool positions) say alike: the idf weight of the
+        subject terms (title, description, rendered body) both have over that of the
+        terms either has (a weighted Jaccard index, 0 to 1)."""
         terms_a, weight_a = self._subject(a)
         terms_b, weight_b = self._subject(b)
         shared = sum(self._idf(t) or 0.0 for t in terms_a & terms_b)
         union = weight_a + weight_b - shared
-        return union > 0.0 and shared >= self.params.subject * union
+        return shared / union if union > 0.0 else 0.0
+
+    def _doubted(self, ranked: list[int], order: dict[int, float]) -> dict[int, int]:
+        """Documents among the first :attr:`Params.subject_window` that a newer one there
+        may update, with that newer one (the best ranked if several): written
+        :attr:`Params.subject_gap` days later or more, scoring at least
+        :attr:`Params.subject_ratio` of it, and saying alike at least :attr:`Params.doubt`
+        (:meth:`similarity`). When that newer one also matches the most specific query
+        term the older one matches (:func:`heaviest_terms`, what any second fast
+        document must match), the fast path puts the older one in the prompt only beside
+        it: a fact a newer note may have changed goes in with that note, and the dates
+        rendered with both tell which is current."""
+        p = self.params
+        top = ranked[: p.subject_window]
+        mtimes = self._mtimes
+        gap = p.subject_gap * 86_400.0
+        doubted: dict[int, int] = {}
+        for older in top:
+            for newer in top:
+                if (
+                    mtimes[newer] - mtimes[older] >= gap
+                    and order[newer] >= p.subject_ratio * order[older]
+                    and self.similarity(older, newer) >= p.doubt
+                ):
+                    doubted[older] = newer
+                    break
+        return doubted
 
     def _same_subject(
         self,
@@ -859,6 +903,16 @@ class FieldedIndex:
 
     def _fast_of(self, ranked: Sequence[Match], query: str) -> list[int]:
         fast = [m for m in ranked if m.judgement is Judgement.STRONG]
+        if fast and fast[0].newer is not None:
+            # a fact a newer note may have changed goes in only beside that note, when
+            # that one answers what the first answers (the rule for any second document)
+            newer = [m for m in ranked if m.index == fast[0].newer]
+            if (
+                newer
+                and newer[0].judgement is not Judgement.NONE
+                and self._alternative(query, fast[0].index, newer)
+            ):
+                return [fast[0].index, fast[0].newer]
         if len(fast) > 1:
             least = self.params.second * fast[0].score
             rest = [m for m in fast[1:] if m.score >= least]
