@@ -88,7 +88,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from memrecall.tooling import evaluation
 
     try:
-        corpus = evaluation.load_corpus(args.corpus)
+        corpus = evaluation.load_corpus(args.corpus, extra=args.extra)
     except evaluation.CorpusError as exc:
         print(f"memrecall eval: error: {exc}", file=sys.stderr)
         return 2
@@ -128,6 +128,14 @@ def _add_eval_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
     ev = sub.add_parser("eval", help="measure a scorer on a labelled corpus (JSON file)")
     ev.add_argument("--corpus", metavar="FILE", required=True, help="the corpus JSON file")
+    ev.add_argument(
+        "--extra",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="a JSON file whose documents join the pool and whose cases are evaluated too"
+        " (repeatable; e.g. tests/fixtures/blind/*.json)",
+    )
     ev.add_argument(
         "--scorer",
         choices=sorted(SCORERS),

@@ -454,6 +454,33 @@ def test_unknown_fields_are_ignored(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert json.loads(out)["results"] == plain.to_json()["results"]
 
 
+def test_an_extra_file_adds_documents_and_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = write(tmp_path, small_corpus())
+    added = {
+        "documents": [doc("badge", "Office badge", body="Badges open the side door")],
+        "cases": [case("door", "which door does my badge open", ["badge"], top="badge")],
+    }
+    extra = write(tmp_path, added, "extra.json")
+    status, out, _ = run_cli(
+        ["eval", "--corpus", str(base), "--extra", str(extra), "--json"], capsys
+    )
+    assert status == 0
+    report = json.loads(out)
+    assert report["documents"] == 4
+    assert [r["id"] for r in report["results"]][-1] == "door"
+    assert report["results"][-1]["selected"][0] == "badge"
+    # a clash is the corpus's own error; a file that is no object is named
+    clash = write(tmp_path, {"documents": [doc("dash", "Another")]}, "clash.json")
+    with pytest.raises(CorpusError, match='duplicate document id "dash"'):
+        load_corpus(base, extra=[clash])
+    wrong = write(tmp_path, [1, 2], "wrong.json")
+    status, out, err = run_cli(["eval", "--corpus", str(base), "--extra", str(wrong)], capsys)
+    assert (status, out) == (2, "")
+    assert f"{wrong}: an extra file is a JSON object" in err
+
+
 def test_unknown_scorer_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

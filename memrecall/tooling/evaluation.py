@@ -308,8 +308,39 @@ def _reject_constant(name: str) -> NoReturn:
     raise CorpusError(f"invalid JSON: {name} is not a JSON value")
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Read, decode and validate a corpus file; raises :class:`CorpusError` with a reason."""
+def load_corpus(path: str | Path, *, extra: Sequence[str | Path] = ()) -> Corpus:
+    """Read, decode and validate a corpus file; raises :class:`CorpusError` with a reason.
+
+    Each ``extra`` file (a JSON object with ``documents`` and ``cases`` lists, either
+    may be empty) adds its documents to the pool and its cases to the evaluation: a set
+    of questions written against the corpus's memories, and the memories it brings
+    (tests/fixtures/blind/). The joined corpus is validated as one.
+    """
+    data = _read_json(path)
+    for more in extra:
+        data = _joined(data, _read_json(more), more)
+    return parse_corpus(data)
+
+
+def _joined(data: object, added: object, path: str | Path) -> object:
+    """``data`` with the documents and cases of ``added`` (read from ``path``) appended."""
+    if not isinstance(added, dict):
+        raise CorpusError(f"{path}: an extra file is a JSON object")
+    lists = {key: added.get(key, []) for key in ("documents", "cases")}
+    for key, value in lists.items():
+        if not isinstance(value, list):
+            raise CorpusError(f"{path}: {key} is a list")
+    if not isinstance(data, dict):
+        return data  # parse_corpus says what is wrong with the corpus itself
+    joined = dict(data)
+    for key, value in lists.items():
+        base = joined.get(key, [])
+        joined[key] = [*base, *value] if isinstance(base, list) else base
+    return joined
+
+
+def _read_json(path: str | Path) -> object:
+    """A corpus (or extra) file's decoded JSON; raises :class:`CorpusError` with a reason."""
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -326,7 +357,7 @@ def load_corpus(path: str | Path) -> Corpus:
         ) from None
     except RecursionError:
         raise CorpusError("invalid JSON: nested too deeply") from None
-    return parse_corpus(data)
+    return data
 
 
 # --------------------------------------------------------------------------- metrics

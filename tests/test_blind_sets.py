@@ -1,0 +1,82 @@
+"""The blind sets of issue 18 (tests/fixtures/blind/): questions, small talk and update
+pairs written by someone who saw only the corpus's memories, measured once before anyone
+read them (docs/evaluation.md). Each file joins the corpus with ``--extra``; the figures
+below are those measured since, kept as floors (ceilings for outdated deliveries)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memrecall.tooling.evaluation import Report, evaluate_many, load_corpus
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# slice -> (Recall@5, top-1, no-result recall, fast outdated) of fielded; None: not asked
+FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, float | None]]] = {
+    "set-5.json": {
+        "small-talk-heldout-5": (None, None, 29 / 48, None),
+        "answerable-heldout-5": (26 / 30, 25 / 30, None, None),
+        "recency-heldout": (0.525, 4 / 20, None, 4 / 20),
+    },
+    "set-6.json": {
+        "small-talk-heldout-6": (None, None, 26 / 40, None),
+        "answerable-heldout-6": (20 / 24, 20 / 24, None, None),
+        "recency-heldout-2": (35 / 48, 6 / 24, None, 11 / 24),
+    },
+    "set-7.json": {"recency-heldout-3": (42 / 48, 12 / 24, None, 7 / 24)},
+    "set-8.json": {"recency-heldout-4": (39 / 48, 11 / 24, None, 7 / 24)},
+}
+
+
+@pytest.fixture(scope="module", params=sorted(FLOORS))
+def measured(request: pytest.FixtureRequest) -> tuple[str, dict[str, Report]]:
+    name: str = request.param
+    corpus = load_corpus(FIXTURES / "recall-eval.json", extra=[FIXTURES / "blind" / name])
+    ids = [c.id for c in corpus.cases if c.slice in FLOORS[name]]
+    assert all(int(i.rsplit("-", 1)[1][-2:]) % 2 == 1 for i in ids)  # odd: out of any fit
+    return name, evaluate_many(corpus, ["fielded", "bm25"])
+
+
+def test_each_blind_set_stays_at_its_measured_figures(
+    measured: tuple[str, dict[str, Report]],
+) -> None:
+    name, reports = measured
+    for slice_name, (recall, top1, silent, outdated) in FLOORS[name].items():
+        m = reports["fielded"].slices[slice_name]
+        if recall is not None:
+            assert m.recall_at_5 is not None
+            assert m.recall_at_5 >= recall - 1e-9
+        if top1 is not None:
+            assert m.top1 is not None
+            assert m.top1 >= top1 - 1e-9
+        if silent is not None:
+            assert m.no_result_recall is not None
+            assert m.no_result_recall >= silent - 1e-9
+            assert m.no_result_precision == 1.0
+        if outdated is not None:
+            assert m.fast_outdated is not None
+            assert m.fast_outdated <= outdated + 1e-9
+
+
+def test_fielded_is_ahead_of_bm25_where_the_blind_sets_ask(
+    measured: tuple[str, dict[str, Report]],
+) -> None:
+    name, reports = measured
+    for slice_name in FLOORS[name]:
+        ours, theirs = reports["fielded"].slices[slice_name], reports["bm25"].slices[slice_name]
+        if ours.top1 is not None and theirs.top1 is not None:
+            assert ours.top1 >= theirs.top1
+        if ours.no_result_recall is not None and theirs.no_result_recall is not None:
+            assert ours.no_result_recall > theirs.no_result_recall
+        if ours.recall_at_5 is not None:
+            assert ours.fast_precision is not None
+            assert theirs.fast_precision is not None
+            assert ours.fast_precision > theirs.fast_precision
+        else:  # small talk: fewer turns get a memory put in the prompt
+            cases = {r.id for r in reports["bm25"].results if r.id.startswith("talk-")}
+            fast = {
+                s: sum(1 for r in reports[s].results if r.id in cases and r.fast) for s in reports
+            }
+            assert fast["fielded"] < fast["bm25"]
