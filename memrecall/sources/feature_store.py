@@ -46,6 +46,7 @@ _ANALYSIS_MODULES = tuple(
     f"memrecall.{name}"
     for name in (
         "engine.scoring.analysis",
+        "engine.scoring.features",
         "engine.scoring.fielded",
         "engine.scoring.text",
         "engine.scoring.tokens",

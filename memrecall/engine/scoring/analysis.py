@@ -21,6 +21,11 @@ A text becomes a list of *terms* (keys for the inverted index). After
   extended grapheme clusters, so a term never splits a consonant from its vowel
   sign or tone mark (a code-point bigram would).
 
+* **identifiers**: besides its pieces, a code-like compound of ASCII letters and digits
+  joined by ``-``, ``_`` or ``.`` (``pg-prod-02``, ``pg_isready``) is a term of kind
+  :data:`IDENTIFIER` (:func:`identifier_counts`; the ``fielded`` scorer's documents and
+  queries only).
+
 Query words additionally carry a *weight*: function words (:data:`STOPWORDS`)
 are dropped, and very common general words (:data:`COMMON_WORDS`, and for CJK
 :data:`COMMON_BIGRAMS` and bigrams with a hiragana character) count for
@@ -50,6 +55,7 @@ __all__ = [
     "COMMON_BIGRAMS",
     "COMMON_WEIGHT",
     "COMMON_WORDS",
+    "IDENTIFIER",
     "MAX_QUERY_CANDIDATES",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
@@ -59,6 +65,8 @@ __all__ = [
     "analyze",
     "clean",
     "fold",
+    "identifier_counts",
+    "is_identifier",
     "katakana_bigrams",
     "query_candidates",
     "query_terms",
@@ -261,6 +269,39 @@ def term_counts(text: str) -> dict[str, int]:
         counts.update(run[i : i + 2] for i in range(len(run) - 1))
     for run in _SEA_RUNS.findall(cleaned):
         counts.update(sea_terms(run))
+    return dict(counts)
+
+
+_IDENTIFIER = regex.compile(r"(?<![a-z0-9_.-])[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+_LETTER = regex.compile(r"[a-z]")
+
+IDENTIFIER = "id"
+"""The kind of a compound identifier term (:func:`identifier_counts`)."""
+
+
+def is_identifier(term: str) -> bool:
+    """Whether an index term is a compound identifier (:func:`identifier_counts`): no
+    other term holds ``-``, ``_`` or ``.``."""
+    return "-" in term or "_" in term or "." in term
+
+
+def identifier_counts(text: str) -> dict[str, int]:
+    """The compound identifiers of a text, counted: ASCII letters and digits joined by
+    ``-``, ``_`` or ``.`` (``pg-prod-02``, ``pg_isready``, ``ledger-db.internal``,
+    ``maxmemory-policy``), lower-cased, with at least one letter.
+
+    Each of its pieces is a word term already (:func:`term_counts`); the whole is an
+    extra term of its own (kind :data:`IDENTIFIER`) that only the same identifier
+    matches: a host, a command or a setting named exactly is the most specific thing a
+    pasted log and a memory can share. Numbers (``3.12``, ``10.4.7.21``) are not
+    identifiers.
+    """
+    counts: Counter[str] = Counter()
+    for found in _IDENTIFIER.findall(unicodedata.normalize("NFKC", text).lower()):
+        if _LETTER.search(found) and (
+            _HAS_DIGIT.search(found) or "_" in found or "." in found or found.count("-") >= 2
+        ):
+            counts[found] += 1
     return dict(counts)
 
 
@@ -527,6 +568,7 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
             _katakana_word(chain, words)
             chain = []
         _katakana_word(chain, words)
+        found.extend((IDENTIFIER, term) for term in identifier_counts(line))
         pairs.extend(found)
         spread.update({term for _, term in found})
         lines += bool(line.strip())

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import attrs
 import msgspec
 
-from memrecall.engine.scoring.analysis import term_counts
+from memrecall.engine.scoring.analysis import identifier_counts, term_counts
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
 from memrecall.events.documents import MemoryDocument
@@ -136,10 +136,14 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             body[len(window) :],
         )
         counts = []
+        lengths = []
         for text in fields:
-            counts.append(term_counts(text))
+            found = term_counts(text)
+            # a field's length counts its words; an identifier is words already counted
+            lengths.append(sum(found.values()))
+            found.update(identifier_counts(text))
+            counts.append(found)
             checkpoint()
-        lengths = [sum(c.values()) for c in counts]
         return cls(
             counts=(counts[0], counts[1], counts[2], counts[3]),
             lengths=(lengths[0], lengths[1], lengths[2], lengths[3]),

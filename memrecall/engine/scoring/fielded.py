@@ -77,6 +77,13 @@ re-exported here) so that the store's ranker
 (:class:`memrecall.store.source.StoreRanker`) applies them as this index does; inflected
 forms are matched by :mod:`memrecall.engine.scoring.variants`.
 
+Compound identifiers (``pg-prod-02``, ``pg_isready``, ``ledger-db.internal``:
+:func:`~memrecall.engine.scoring.analysis.identifier_counts`) are terms of their own
+beside their pieces, in documents and queries alike: a host, a command or a setting
+named exactly is the most specific thing a paste and a memory can share. They do not
+count in a field's length, in what two documents say alike (:meth:`FieldedIndex.similarity`),
+in the one-word rule, or (when no memory has them) in the query's weight.
+
 Pasted queries (more distinct terms than
 :data:`~memrecall.engine.scoring.analysis.MAX_QUERY_TERMS`): the scorer keeps the
 most specific terms (:meth:`FieldedIndex.query_terms`), the analysis weighs down
@@ -99,13 +106,14 @@ Three parts, so that a catalog can cache the expensive ones:
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 import attrs
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import QueryTerm
+from memrecall.engine.scoring.analysis import QueryTerm, is_identifier
 from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
@@ -752,7 +760,10 @@ class FieldedIndex:
         known = self._subjects.get(i)
         if known is None:
             counts = features_in(self._doc_features, self._keys_order[i]).counts
-            terms = frozenset().union(counts[0], counts[1], counts[2])
+            # words only: an identifier repeats words the document has already
+            terms = frozenset(
+                t for t in itertools.chain(counts[0], counts[1], counts[2]) if not is_identifier(t)
+            )
             known = (terms, sum(self._idf(t) or 0.0 for t in terms))
             if len(self._subjects) < 50_000:
                 self._subjects[i] = known

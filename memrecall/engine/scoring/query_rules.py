@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from memrecall.engine.scoring.analysis import (
+    IDENTIFIER,
     MAX_QUERY_TERMS,
     QueryTerm,
     katakana_bigrams,
@@ -64,6 +65,8 @@ def select_query_terms(
     mass = 0.0
     for qt in found:
         known = idf(qt.term)
+        if known is None and qt.kind == IDENTIFIER:
+            continue  # an identifier no memory has: its words already weigh the query
         mass += qt.weight * (idf_max if known is None else known)
     if len(found) <= MAX_QUERY_TERMS:
         return found, mass, False
@@ -227,10 +230,10 @@ def lone_term(
     """The query's only topical term (not a common word), when it has exactly one and a
     memory matches it; else None. ``terms`` are the matched ones, ``query_terms`` gives
     all of them (read only when needed)."""
-    topical = [t for t in terms if not t.common]
+    topical = [t for t in terms if not t.common and t.kind != IDENTIFIER]
     if len(topical) != 1:
         return None
-    if sum(not qt.common for qt in query_terms()) != 1:
+    if sum(not qt.common and qt.kind != IDENTIFIER for qt in query_terms()) != 1:
         return None
     return topical[0]
 
