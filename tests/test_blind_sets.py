@@ -18,15 +18,15 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     "set-5.json": {
         "small-talk-heldout-5": (None, None, 29 / 48, None),
         "answerable-heldout-5": (26 / 30, 25 / 30, None, None),
-        "recency-heldout": (0.525, 4 / 20, None, 4 / 20),
+        "recency-heldout": (0.525, 4 / 20, None, 3 / 20),
     },
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 26 / 40, None),
         "answerable-heldout-6": (20 / 24, 20 / 24, None, None),
-        "recency-heldout-2": (35 / 48, 6 / 24, None, 11 / 24),
+        "recency-heldout-2": (35 / 48, 6 / 24, None, 9 / 24),
     },
-    "set-7.json": {"recency-heldout-3": (42 / 48, 12 / 24, None, 7 / 24)},
-    "set-8.json": {"recency-heldout-4": (39 / 48, 11 / 24, None, 7 / 24)},
+    "set-7.json": {"recency-heldout-3": (42 / 48, 12 / 24, None, 3 / 24)},
+    "set-8.json": {"recency-heldout-4": (39 / 48, 11 / 24, None, 3 / 24)},
 }
 
 

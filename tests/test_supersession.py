@@ -371,3 +371,21 @@ def test_a_fact_a_newer_note_may_have_changed_is_never_fast_delivered_alone() ->
     together = msgspec.structs.replace(CARD_NEW, mtime=CARD_OLD.mtime + DAY)
     index = FieldedIndex.of([CARD_OLD, together, *MEETINGS], params=no_pairs)
     assert index.fast(ASKED_ABOUT_THE_LIMIT) == [0]
+
+
+def test_an_older_note_asked_about_in_its_own_words_goes_in_beside_its_update() -> None:
+    # The question names what only the older note says (the user still holds the old
+    # fact), so the older note keeps its place; as its update is about the same subject,
+    # it goes in beside it, never alone, although the update does not repeat the words
+    # asked about.
+    index = FieldedIndex.of([PAYMENTS_FEB, PAYMENTS_SEP, REFUND_POLICY])
+    asked = "what did we decide in the payments meeting about refund webhooks?"
+    assert index.same_subject(0, 1)
+    assert index.rank(asked, 5)[:2] == [0, 1]
+    assert index.fast(asked) == [0, 1]
+    # merely alike (not one subject), the newer note must answer what the older answers:
+    # here it does not, and the older one goes in alone as before
+    alike = FieldedIndex.of([PAYMENTS_FEB, PAYMENTS_SEP, REFUND_POLICY], params=Params(subject=1.0))
+    assert not alike.same_subject(0, 1)
+    assert alike.matches(asked)[0].newer == 1
+    assert alike.fast(asked) == [0]

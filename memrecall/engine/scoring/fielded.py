@@ -34,8 +34,10 @@ four rules about time (docs/decisions.md, issue 18):
   later, scoring :attr:`Params.subject_ratio` of it, saying alike
   :attr:`Params.doubt`: a weaker bar than a same-subject pair) is fast-delivered only
   together with that newer one when the newer one matches the most specific query term
-  it matches (:attr:`Match.newer`; else as before). The rendered dates tell the model
-  which is current.
+  it matches, or when the two are about the same subject (:attr:`Match.newer`; else as
+  before). A question asked in the older note's own words ("do we still park in the
+  Building B basement?") keeps the older note first, and its update then goes in beside
+  it, never behind it. The rendered dates tell the model which is current.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -916,12 +918,16 @@ class FieldedIndex:
         fast = [m for m in ranked if m.judgement is Judgement.STRONG]
         if fast and fast[0].newer is not None:
             # a fact a newer note may have changed goes in only beside that note, when
-            # that one answers what the first answers (the rule for any second document)
+            # that one is about the same subject or answers what the first answers (the
+            # rule for any second document)
             newer = [m for m in ranked if m.index == fast[0].newer]
             if (
                 newer
                 and newer[0].judgement is not Judgement.NONE
-                and self._alternative(query, fast[0].index, newer)
+                and (
+                    self.same_subject(fast[0].index, newer[0].index)
+                    or self._alternative(query, fast[0].index, newer)
+                )
             ):
                 return [fast[0].index, fast[0].newer]
         if len(fast) > 1:
