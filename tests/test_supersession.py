@@ -389,3 +389,47 @@ def test_an_older_note_asked_about_in_its_own_words_goes_in_beside_its_update() 
     assert not alike.same_subject(0, 1)
     assert alike.matches(asked)[0].newer == 1
     assert alike.fast(asked) == [0]
+
+
+STAGING_OLD = note(
+    "staging-db",
+    "Staging Postgres is pg-staging-01.internal:5432, database ledger_staging; connect through"
+    " bastion-eu with your LDAP password; run alembic migrations from the ledger repo README.",
+    title="Staging database",
+    days=10,
+)
+STAGING_NEW = note(
+    "staging-db-2026",
+    "Staging Postgres: pg-staging-02.internal:6432 behind PgBouncer, database ledger_staging;"
+    " connect through the office VPN.",
+    title="Staging database",
+    days=200,
+)
+_WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+STALE_PASTE = "\n".join(
+    [
+        "alembic upgrade hangs against staging, DSN from the old README:",
+        "postgresql://ledger@pg-staging-01.internal:5432/ledger_staging via bastion-eu",
+        *(
+            f"INFO worker-{w} step {w}{i} {w}ing {_WORDS[(i + 3) % len(_WORDS)]}ed"
+            for i, w in enumerate(_WORDS * 2)
+        ),
+        "ERROR could not connect to pg-staging-01.internal port 5432: timeout",
+        "WARN bastion-eu ssh: LDAP password rejected",
+        "alembic migrations from the ledger repo README keep failing, what is wrong?",
+    ]
+)
+
+
+def test_a_paste_showing_the_old_state_gets_the_newer_note_first_and_alone() -> None:
+    # The paste quotes the older note's host, port and bastion (the user follows an old
+    # README), so it shares more words with the older note; the newer same-subject note
+    # says what holds now, and is the one a paste needs.
+    index = FieldedIndex.of([STAGING_OLD, STAGING_NEW, *MEETINGS])
+    assert index.same_subject(0, 1)
+    assert index.query_terms(STALE_PASTE)[2]  # a paste
+    assert index.rank(STALE_PASTE, 5)[:2] == [1, 0]
+    judged = dict(index.judge(STALE_PASTE))
+    # it stands out from everything but the older version it replaces
+    assert (judged[1], judged[0]) == (Judgement.STRONG, Judgement.WEAK)
+    assert index.fast(STALE_PASTE) == [1]

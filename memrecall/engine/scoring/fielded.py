@@ -28,7 +28,9 @@ four rules about time (docs/decisions.md, issue 18):
   ("now", "no longer", "retired", "ab sofort", "改为", "廃止", "이제":
   :data:`~memrecall.engine.scoring.change_words.CHANGE_WORDS`) speaks for the older
   one on what it does not repeat: the query terms both match need only weigh
-  :attr:`Params.subject_query` of those the newer one matches.
+  :attr:`Params.subject_query` of those the newer one matches. In a paste, the newer
+  one always moves up: a pasted log, config or thread shows the state the user is in
+  (the old host, the old setup guide), which is what the older note describes.
 * **Possible updates.** A document that a newer one among the first
   :attr:`Params.subject_window` may update (written :attr:`Params.subject_gap` days
   later, scoring :attr:`Params.subject_ratio` of it, saying alike
@@ -654,9 +656,9 @@ class FieldedIndex:
                 others = [i for i, v in order.items() if v >= least and i not in kept]
                 if others:
                     ranked = sorted(ranked + others, key=key)[:wanted]
-        stale = self._same_subject(ranked, order, terms)
+        stale = self._same_subject(ranked, order, terms, pasted=pasted)
         if pasted:
-            stale.update(self._unclear(ranked, order))
+            stale.update(self._unclear(ranked, order, stale))
         else:
             lone = lone_term(terms, lambda: self.query_terms(query)[0])
             # Contenders: documents that could be answers (over the weak floor, not muted),
@@ -723,11 +725,17 @@ class FieldedIndex:
             lambda t: sum(self._df.get(key, 0) for key, _ in self._keys(t.term, t.kind)),
         )
 
-    def _unclear(self, ranked: list[int], order: dict[int, float]) -> list[int]:
+    def _unclear(
+        self, ranked: list[int], order: dict[int, float], older: Collection[int] = ()
+    ) -> list[int]:
         """For a paste: the documents never judged strong. A paste matches many memories a
         little, so the fast path takes only a first document that stands out: its runner-up
-        scores under :attr:`Params.paste_margin` of it. Every other document is capped."""
-        if len(ranked) > 1 and order[ranked[1]] < self.params.paste_margin * order[ranked[0]]:
+        (``older`` versions of what ranks above them left aside) scores under
+        :attr:`Params.paste_margin` of it. Every other document is capped."""
+        if len(ranked) < 2:
+            return ranked
+        rest = [i for i in ranked[1:] if i not in older]
+        if not rest or order[rest[0]] < self.params.paste_margin * order[ranked[0]]:
             return ranked[1:]
         return ranked
 
@@ -820,6 +828,8 @@ class FieldedIndex:
         ranked: list[int],
         order: dict[int, float],
         terms: Sequence[MatchedTerm],
+        *,
+        pasted: bool = False,
     ) -> set[int]:
         """Fresher facts first: move a newer same-subject document above an older one.
 
@@ -846,6 +856,10 @@ class FieldedIndex:
             nonlocal matched
             if not self.same_subject(older, newer):
                 return False
+            if pasted:
+                # a pasted log, config or thread shows the state the user is in, which
+                # is what the older note describes: the newer one says what holds now
+                return True
             if matched is None:
                 matched = {i: set() for i in top}
                 for t, matched_term in enumerate(terms):
