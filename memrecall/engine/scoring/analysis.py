@@ -328,12 +328,52 @@ STOPWORDS = frozenset(
     grazie ciao prego
     что как это для при или его она они
     спасибо привет пожалуйста ладно хорошо отлично пока
+    dass sich einer einen einem eines ich sie wir mein meine meinen meinem dein deine seine
+    unser unsere ihre ihren zum zur vom beim aus bei nach von vor über unter durch gegen ohne
+    bis seit oder aber doch schon auch nur sehr kann kannst können muss musst müssen soll
+    sollte sollen wird werden wurde haben habe hast hatte sind bist wenn weil als warum welche
+    welcher welches welchen diese dieser dieses diesen jetzt hier dort eigentlich mal gibt ihm
+    ihn ihnen uns euch mich dich mir dir kein keine keinen etwas viel viele mehr zwischen wieder
+    denn dann wohin woher wieso weshalb ganz gern gerne
+    cuando donde porque este esta estos estas ese esa eso esto mis tus sus nuestro nuestra
+    nuestros les nos algún alguno alguna algunos algo nada muy más menos pero también tampoco
+    hay está están estoy estás soy eres fue ser estar tiene tengo tienes tener hacer hago hace
+    puedo puede puedes pueden debo debe sobre entre desde hasta contra según durante todo todos
+    toda todas otro otra otros otras mismo misma cada unos unas qué cómo cuál cuáles quién
+    dónde cuándo cuánto cuánta cuántos usted ustedes ella ellos ellas nosotros mucho mucha
+    muchos poco sin aquí allí ahí entonces así pues aunque mientras voy vas van vamos
+    nous vous ils elle elles mes tes notre votre nos vos leur leurs cette ces aux par mais donc
+    car comme quand quel quelle quels quelles pourquoi combien être avoir suis sommes êtes sont
+    était avons avez ont avait fait faire peut peux pouvez dois doit faut très plus moins aussi
+    déjà tout tous toute toutes rien chez sans sous depuis pendant avant après cela quoi dont
+    lui moi toi eux
+    você vocês ele ela nós eles elas meu minha meus minhas seu sua seus suas nosso nossa isso
+    isto esse essa aquele aquela uma uns umas dos das nas num numa pelo pela pelos pelas com sem
+    até mas onde qual quais quem muito muita muitos mais não sim sou estou são foi tem tenho ter
+    fazer faço faz pode posso podem deve vai vou há algum alguma então assim porquê aqui ali já
+    lei noi voi loro mio mia miei mie tuo tua suo nostro nostra questo questa questi queste
+    quello quella uno del della dei delle dello degli nel nella nei nelle alla alle agli dal
+    dalla dai tra fra senza sopra sotto che chi cosa dove perché quale quali quanto quanti molto
+    molti più meno anche già non sono sei siamo siete stato essere avere hai abbiamo avete hanno
+    può devo ogni tutto tutti tutta qualche niente gli allora così qui però
+    чтобы где когда почему зачем какой какая какие какое кто чем этот эта эти этого этом этой
+    тот той того том мой моя мои моё твой её наш ваш свой своя свои без под над через после
+    перед между про уже ещё еще очень тоже также только все всё весь вся быть есть был была
+    было были будет можно нужно надо мне меня тебя тебе нас нам вас вам ему ней ним них себя
+    сколько так там тут здесь вот если потому ничего
+    tôi bạn của các những này với cho không được một trong khi thì nên như nào đang rất cũng
+    mình anh chị chúng vào từ lại nhưng hoặc thế vậy sao nhiều lắm hơn đến tại còn thôi nhé
+    على إلى هذا هذه ذلك تلك التي الذي هل كيف ماذا لماذا متى أين كان كانت لكن لقد بعد قبل عند
+    شكرا جزيلا مرحبا
     """.split()
 )
-"""Function words (English, plus a few of German, French, Spanish and Russian) and chat
-fillers (thanks, hello, okay and the like in English, German, French, Spanish, Portuguese,
-Italian and Russian), as the tokenizer cuts them (``don't`` gives ``don``). Dropped from
-queries: they carry no topic. Words shorter than three letters become terms only with a
+"""Function words (articles, pronouns, prepositions, conjunctions, auxiliaries and question
+words of English, German, Spanish, French, Portuguese, Italian, Russian, Vietnamese and
+Arabic) and chat fillers (thanks, hello, okay and the like), as the tokenizer cuts them
+(``don't`` gives ``don``). Left out on purpose: words that are also ordinary content words
+in English (``son``, ``hat``, ``bin``, ``war``, ``man``, ``comment``, ``mon``, ``era``,
+``fare``, ``vers``; French ``été`` is also *summer*, Vietnamese ``vẫn`` folds to ``van``).
+Dropped from queries: they carry no topic. Words shorter than three letters become terms only with a
 digit, or as capital acronyms (:func:`is_acronym`)."""
 
 COMMON_WORDS = frozenset(
@@ -362,13 +402,17 @@ COMMON_WORDS = frozenset(
     procedimento processo passos instruções
     metodo procedura passaggi istruzioni
     способ метод процедура процесс шаги инструкция
+    idee ideen idea ideia consejo consejos conseil conseils tipp tipps dica dicas consiglio
+    consigli совет советы ayuda aide hilfe ajuda aiuto помощь rapide rápido rápida schnell
+    veloce noch todavía encore ainda ancora immer siempre toujours sempre
     """.split()
 )
 """General words that are frequent in any text and rarely name a topic on their own (English,
 then the same kind in German, Spanish, French, Portuguese, Italian and Russian, and the
 English time words — day, week, evening, night, year, yesterday — in each of those); the
-last lines name the kind of answer asked for (a method, a procedure, the steps), not its
-subject, in English and those languages. An inflected form of an English common word
+kind of answer asked for (a method, a procedure, the steps), not its subject, in English and
+those languages; and the chat words of a request in those languages (an idea, a tip, help,
+quick, still, always). An inflected form of an English common word
 (``keeps``, ``helped``, ``making``) is common too (:func:`_common_stem`)."""
 
 COMMON_BIGRAMS = frozenset(

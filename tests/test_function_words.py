@@ -1,0 +1,102 @@
+"""Function words of the languages people write to the agent in (issue 18, silence on small
+talk): articles, pronouns, prepositions, conjunctions and auxiliaries are not query terms, so
+a turn that shares only them with a memory (``sich``, ``cuando``, ``einer``) gets nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from memrecall.engine.scoring.analysis import COMMON_WEIGHT, query_candidates
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.judgement import Thresholds
+from tests.factories import memory
+
+OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
+"""Every document with any score is at least weak: only the query's terms decide."""
+
+
+def weights(query: str) -> dict[str, float]:
+    return {qt.term: qt.weight for qt in query_candidates(query)}
+
+
+@pytest.mark.parametrize(
+    ("query", "content", "function"),
+    [
+        (
+            "Welche Kaffeebohnen eignen sich am besten für einen Siebträger?",
+            {"kaffeebohnen", "eignen", "siebtrager"},
+            {"welche", "sich", "fur", "einen"},
+        ),
+        (
+            "¿Cuándo hay que enviar el informe mensual a finanzas?",
+            {"enviar", "informe", "mensual", "finanzas"},
+            {"cuando", "hay", "que"},
+        ),
+        (
+            "Est-ce que vous avez déjà migré cette base vers Postgres ?",
+            {"migre", "base", "postgres"},
+            {"que", "vous", "avez", "deja", "cette"},
+        ),
+        (
+            "Você sabe onde fica o certificado do gateway?",
+            {"sabe", "fica", "certificado", "gateway"},
+            {"voce", "onde"},
+        ),
+        (
+            "Sai dove sono le chiavi della sala server?",
+            {"sai", "chiavi", "sala", "server"},
+            {"dove", "sono", "della"},
+        ),
+        (
+            "Где можно посмотреть, когда был последний деплой?",
+            {"посмотреть", "последний", "деплой"},
+            {"где", "можно", "когда", "был"},
+        ),
+        (
+            "Bạn có biết những lịch họp của nhóm không?",
+            {"biet", "lich", "nhom"},
+            {"ban", "nhung", "cua", "khong"},
+        ),
+    ],
+)
+def test_function_words_are_dropped_and_content_words_kept(
+    query: str, content: set[str], function: set[str]
+) -> None:
+    terms = weights(query)
+    assert content <= set(terms)
+    assert not function & set(terms)
+
+
+@pytest.mark.parametrize(
+    "word", ["son", "hat", "bin", "war", "man", "comment", "mon", "era", "fare", "vers", "été"]
+)
+def test_words_that_are_also_english_content_words_stay_terms(word: str) -> None:
+    assert weights(f"the {word} status") != weights("the status")
+
+
+def test_the_words_of_a_request_weigh_little_in_every_language() -> None:
+    for word in ("idee", "consejo", "conseil", "tipps", "dica", "consiglio", "hilfe", "rapide"):
+        assert weights(f"{word} kubernetes")[word] == COMMON_WEIGHT
+
+
+def test_a_turn_sharing_only_function_words_with_a_memory_gets_nothing() -> None:
+    pool = [
+        memory(
+            "Sammelpunkt bei Feueralarm",
+            "",
+            "Der Sammelpunkt befindet sich im Innenhof, wenn einer der Alarme losgeht.",
+        ),
+        memory("Turnos de guardia", "", "Cuando hay un incidente, llama primero al turno."),
+        *(memory(f"note {i}", "", f"kafka backup grafana {i}") for i in range(20)),
+    ]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    assert (
+        index.rank(
+            "Wie funktioniert eigentlich eine Wärmepumpe im Vergleich zu einer Gasheizung?", 5
+        )
+        == []
+    )
+    assert index.rank("Mi perro no deja de ladrar cuando salgo, ¿algún consejo?", 5) == []
+    # the memories are still found by what they are about
+    assert index.rank("Wo ist der Sammelpunkt bei Feueralarm?", 1) == [0]
+    assert index.rank("¿Quién está de turno de guardia hoy?", 1) == [1]
