@@ -22,7 +22,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 28 / 40, None),
-        "answerable-heldout-6": (20 / 24, 20 / 24, None, None),
+        "answerable-heldout-6": (21 / 24, 21 / 24, None, None),
         "recency-heldout-2": (35 / 48, 6 / 24, None, 9 / 24),
     },
     "set-7.json": {"recency-heldout-3": (42 / 48, 12 / 24, None, 3 / 24)},
@@ -32,8 +32,8 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-9": (None, None, 21 / 30, None),
     },
     "set-10.json": {
-        "small-talk-heldout-10": (None, None, 35 / 48, None),
-        "answerable-heldout-10": (36.5 / 40, 30 / 40, None, 1 / 29),
+        "small-talk-heldout-10": (None, None, 37 / 48, None),
+        "answerable-heldout-10": (36.5 / 40, 31 / 40, None, 1 / 29),
     },
 }
 

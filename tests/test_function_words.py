@@ -100,3 +100,38 @@ def test_a_turn_sharing_only_function_words_with_a_memory_gets_nothing() -> None
     # the memories are still found by what they are about
     assert index.rank("Wo ist der Sammelpunkt bei Feueralarm?", 1) == [0]
     assert index.rank("¿Quién está de turno de guardia hoy?", 1) == [1]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "gehen machen brauchen wissen",  # German
+        "necesito saber encontrar nuevo",  # Spanish
+        "trouver besoin nouveau essayer",  # French
+        "preciso achar coisa tentar",  # Portuguese
+        "trovare bisogno nuovo provare",  # Italian
+        "найти нужен новый попробовать",  # Russian
+    ],
+)
+def test_everyday_verbs_and_adjectives_weigh_like_their_english_ones(words: str) -> None:
+    # "go, make, need, know, find, new, try" are common words in English; so are the
+    # same words in the other languages people write in
+    got = weights(f"kubernetes {words}")
+    assert got.pop("kubernetes") == 1.0
+    assert set(got.values()) == {COMMON_WEIGHT}
+
+
+def test_a_personal_turn_sharing_only_an_everyday_verb_gets_nothing() -> None:
+    pool = [
+        memory(
+            "Druckertreiber",
+            "",
+            "Den Treiber für den Drucker in Raum 2.14 gehen wir mit Ali durch.",
+        ),
+        *(memory(f"note {i}", "", f"kafka backup grafana {i}") for i in range(20)),
+    ]
+    # a memory that only common words match is no match (whatever the thresholds)
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    asked = "Mein Hund frisst kaum. Ab wann sollte ich mit ihm zum Tierarzt gehen?"
+    assert index.rank(asked, 5) == []
+    assert index.rank("Wo finde ich den Treiber für den Drucker?", 1) == [0]

@@ -405,6 +405,41 @@ COMMON_WORDS = frozenset(
     idee ideen idea ideia consejo consejos conseil conseils tipp tipps dica dicas consiglio
     consigli совет советы ayuda aide hilfe ajuda aiuto помощь rapide rápido rápida schnell
     veloce noch todavía encore ainda ancora immer siempre toujours sempre
+    wieder andere anderes fragen frage gefragt zurück beste besten besser bisschen kommen kommt
+    kam jeder jede jedes finden finde erste ersten vergessen bekommen kriegen geben gehen geht
+    gegangen toll glaube passiert helfen wissen weiß letzte letzten klein kleine lange schauen
+    sehen machen mache macht vielleicht brauche brauchen nie neue neuen nächste nächsten nett
+    nichts alte alten schnell wirklich richtig sagen sagt scheint zeigen bald anfangen sachen
+    sache nehmen ding dinge denken denke heute zeit versuchen benutzen nutzen wollen arbeiten
+    funktioniert
+    otra vez otro pregunta preguntar volver mejor mejores grande pequeño llamar venir viene
+    cualquier encontrar primero primera olvidé olvidar conseguir ir voy bueno genial creo pasa
+    pasó ayudar saber sé último última gusta poco largo mirar ver parece necesito necesitar
+    nunca nuevo nueva próximo próxima bonito nadie viejo vieja poner rápido realmente decir dice
+    dijo empezar cosa cosas tomar pensar pienso hoy tiempo intentar usar quiero querer trabajo
+    funciona
+    encore autre autres demander demandé retour mieux meilleur grand grande petit petite appeler
+    venir viens trouver premier première oublié avoir obtenir aller vais bon bonne super crois
+    arrive aider savoir sais dernier dernière aime peu long longue regarder voir semble besoin
+    jamais nouveau nouvelle prochain prochaine gentil vieux vieille mettre vraiment dire dit
+    commencer chose choses prendre penser pense aujourd temps essayer utiliser veux vouloir
+    travail marche fonctionne
+    outro outra perguntar voltar melhor grande pequeno ligar vir vem encontrar achar primeiro
+    primeira esqueci conseguir ir vou bom boa ótimo acho acontece ajudar saber sei último
+    última gosto pouco longo olhar ver parece preciso precisar nunca novo nova próximo próxima
+    legal velho velha colocar rápido realmente dizer disse começar coisa coisas pegar pensar
+    penso hoje tempo tentar usar quero querer trabalho funciona demais
+    altro altra chiedere tornare meglio migliore grande piccolo chiamare venire viene trovare
+    primo prima dimenticato ottenere andare vado buono buona ottimo credo succede aiutare
+    sapere so ultimo ultima piace poco lungo guardare vedere sembra bisogno mai nuovo nuova
+    prossimo prossima bello vecchio vecchia mettere veloce davvero dire detto cominciare cose
+    prendere pensare penso tempo provare usare voglio volere lavoro funziona
+    снова другой другая спросить вернуть лучше лучший большая маленький позвонить прийти найти
+    первый первая забыл получить пойти иду хорошая отличный думаю случилось помочь знать знаю
+    последний последняя нравится немного длинный посмотреть смотреть видеть кажется нужен
+    никогда новый новая новые следующий старый старая поставить быстро правда сказать начать
+    вещь вещи взять думать время попробовать использовать хочу хотеть работа работает
+    ngày tốt cách muốn biết làm đi thấy cần giúp thử dùng xem mới cũ nhanh thật
     """.split()
 )
 """General words that are frequent in any text and rarely name a topic on their own (English,
@@ -412,7 +447,9 @@ then the same kind in German, Spanish, French, Portuguese, Italian and Russian, 
 English time words — day, week, evening, night, year, yesterday — in each of those); the
 kind of answer asked for (a method, a procedure, the steps), not its subject, in English and
 those languages; and the chat words of a request in those languages (an idea, a tip, help,
-quick, still, always). An inflected form of an English common word
+quick, still, always), then the everyday verbs, adjectives and nouns of the English list
+(go, make, get, know, want, need, find, good, new, old, thing, time ...) in German, Spanish,
+French, Portuguese, Italian, Russian and Vietnamese. An inflected form of an English common word
 (``keeps``, ``helped``, ``making``) is common too (:func:`_common_stem`)."""
 
 COMMON_BIGRAMS = frozenset(
