@@ -35,12 +35,20 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-10": (None, None, 37 / 48, None),
         "answerable-heldout-10": (36.5 / 40, 31 / 40, None, 1 / 29),
     },
+    "set-11.json": {
+        "small-talk-heldout-11": (None, None, 35 / 50, None),
+        "answerable-heldout-11": (38.5 / 50, 31 / 50, None, 3 / 39),
+    },
 }
 
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
-JOINED = {"set-9.json": _SETS_5_TO_9, "set-10.json": [*_SETS_5_TO_9, "set-10.json"]}
+JOINED = {
+    "set-9.json": _SETS_5_TO_9,
+    "set-10.json": [*_SETS_5_TO_9, "set-10.json"],
+    "set-11.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json"],
+}
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
-and 10 were written over the memories of the corpus and of sets 5 to 8."""
+to 11 were written over the memories of the corpus and of sets 5 to 8."""
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
