@@ -5,6 +5,10 @@ shares the bulk's generic words."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from collections import Counter
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -136,3 +140,22 @@ def test_identifiers_do_not_count_for_what_two_memories_say_alike() -> None:
     # compare what memories say, and an identifier repeats words they both have)
     index = FieldedIndex.of([PIECES, EXACT, *filler(30)], thresholds=OPEN)
     assert index.similarity(0, 1) == 1.0
+
+
+_WHOLE_TEXT = re.compile(r"(?<![a-z0-9_.-])[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+
+
+def _identifiers_of_the_whole_text(text: str) -> dict[str, int]:
+    """The definition, searched over the whole text at once (the oracle)."""
+    found: Counter[str] = Counter()
+    for match in _WHOLE_TEXT.findall(unicodedata.normalize("NFKC", text).lower()):
+        if re.search("[a-z]", match) and (
+            re.search("[0-9]", match) or "_" in match or "." in match or match.count("-") >= 2
+        ):
+            found[match] += 1
+    return dict(found)
+
+
+@given(st.text(alphabet=st.sampled_from("aZ9_-. \n\t\u00a0é(/:"), max_size=60))
+def test_searching_piece_by_piece_finds_what_the_whole_text_holds(text: str) -> None:
+    assert identifier_counts(text) == _identifiers_of_the_whole_text(text)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -272,8 +273,9 @@ def term_counts(text: str) -> dict[str, int]:
     return dict(counts)
 
 
-_IDENTIFIER = regex.compile(r"(?<![a-z0-9_.-])[a-z0-9]+(?:[-_.][a-z0-9]+)+")
-_LETTER = regex.compile(r"[a-z]")
+_IDENTIFIER = re.compile(r"(?<![a-z0-9_.-])[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+_LETTER = re.compile(r"[a-z]")
+_ASCII_DIGIT = re.compile(r"[0-9]")
 
 IDENTIFIER = "id"
 """The kind of a compound identifier term (:func:`identifier_counts`)."""
@@ -296,13 +298,19 @@ def identifier_counts(text: str) -> dict[str, int]:
     pasted log and a memory can share. Numbers (``3.12``, ``10.4.7.21``) are not
     identifiers.
     """
-    counts: Counter[str] = Counter()
-    for found in _IDENTIFIER.findall(unicodedata.normalize("NFKC", text).lower()):
-        if _LETTER.search(found) and (
-            _HAS_DIGIT.search(found) or "_" in found or "." in found or found.count("-") >= 2
-        ):
-            counts[found] += 1
-    return dict(counts)
+    counts: dict[str, int] = {}
+    lowered = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
+    # an identifier never spans white space: only the pieces of text with a separator in
+    # them are searched (the same matches as searching the whole text, several times faster)
+    for piece in lowered.split():
+        if "-" not in piece and "_" not in piece and "." not in piece:
+            continue
+        for found in _IDENTIFIER.findall(piece):
+            if _LETTER.search(found) and (
+                _ASCII_DIGIT.search(found) or "_" in found or "." in found or found.count("-") >= 2
+            ):
+                counts[found] = counts.get(found, 0) + 1
+    return counts
 
 
 # --------------------------------------------------------------------------- query side
