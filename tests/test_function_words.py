@@ -135,3 +135,19 @@ def test_a_personal_turn_sharing_only_an_everyday_verb_gets_nothing() -> None:
     asked = "Mein Hund frisst kaum. Ab wann sollte ich mit ihm zum Tierarzt gehen?"
     assert index.rank(asked, 5) == []
     assert index.rank("Wo finde ich den Treiber für den Drucker?", 1) == [0]
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "¡Hola! ¿Qué tal el fin de semana?",
+        "Vielen Dank, das ist sehr nett von dir!",
+        "Merci beaucoup pour votre aide, c'est très gentil",
+        "Valeu demais pela ajuda!",
+        "Grazie mille, sei davvero gentile",
+        "Спасибо большое, ты очень помог!",
+    ],
+)
+def test_greetings_and_thanks_have_no_terms(turn: str) -> None:
+    # made only of function, filler and common words: no topic, nothing recalled
+    assert query_candidates(turn) == []

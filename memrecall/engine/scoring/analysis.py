@@ -327,7 +327,7 @@ STOPWORDS = frozenset(
     yourself yourselves
     hey hello thanks thank please okay yes yeah sure sorry hmm lol haha
     der die das und ist nicht mit für auf ein eine dem den des wie was wer wann
-    danke bitte hallo tschüss genau klar alles
+    danke bitte hallo tschüss genau klar alles vielen dank beaucoup mille muchas muchísimas
     les des une est pas pour que qui dans avec sur
     merci bonjour salut accord oui
     los las una por para con que del como
@@ -349,7 +349,7 @@ STOPWORDS = frozenset(
     puedo puede puedes pueden debo debe sobre entre desde hasta contra según durante todo todos
     toda todas otro otra otros otras mismo misma cada unos unas qué cómo cuál cuáles quién
     dónde cuándo cuánto cuánta cuántos usted ustedes ella ellos ellas nosotros mucho mucha
-    muchos poco sin aquí allí ahí entonces así pues aunque mientras voy vas van vamos
+    muchos poco sin aquí allí ahí entonces así pues aunque mientras voy vas van vamos tal
     nous vous ils elle elles mes tes notre votre nos vos leur leurs cette ces aux par mais donc
     car comme quand quel quelle quels quelles pourquoi combien être avoir suis sommes êtes sont
     était avons avez ont avait fait faire peut peux pouvez dois doit faut très plus moins aussi
@@ -412,7 +412,8 @@ COMMON_WORDS = frozenset(
     способ метод процедура процесс шаги инструкция
     idee ideen idea ideia consejo consejos conseil conseils tipp tipps dica dicas consiglio
     consigli совет советы ayuda aide hilfe ajuda aiuto помощь rapide rápido rápida schnell
-    veloce noch todavía encore ainda ancora immer siempre toujours sempre
+    veloce noch todavía encore ainda ancora immer siempre toujours sempre fin fim gentile
+    помог помогла помогли
     wieder andere anderes fragen frage gefragt zurück beste besten besser bisschen kommen kommt
     kam jeder jede jedes finden finde erste ersten vergessen bekommen kriegen geben gehen geht
     gegangen toll glaube passiert helfen wissen weiß letzte letzten klein kleine lange schauen
