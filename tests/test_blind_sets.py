@@ -23,17 +23,17 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 28 / 40, None),
         "answerable-heldout-6": (21 / 24, 21 / 24, None, None),
-        "recency-heldout-2": (35 / 48, 6 / 24, None, 9 / 24),
+        "recency-heldout-2": (35 / 48, 7 / 24, None, 9 / 24),
     },
     "set-7.json": {"recency-heldout-3": (42 / 48, 12 / 24, None, 3 / 24)},
-    "set-8.json": {"recency-heldout-4": (39 / 48, 11 / 24, None, 3 / 24)},
+    "set-8.json": {"recency-heldout-4": (39 / 48, 12 / 24, None, 3 / 24)},
     "set-9.json": {
         "long-query-heldout": (1.0, 23 / 28, None, 0.0),
         "small-talk-heldout-9": (None, None, 21 / 30, None),
     },
     "set-10.json": {
         "small-talk-heldout-10": (None, None, 37 / 48, None),
-        "answerable-heldout-10": (36.5 / 40, 31 / 40, None, 1 / 29),
+        "answerable-heldout-10": (36.5 / 40, 32 / 40, None, 1 / 29),
     },
     "set-11.json": {
         "small-talk-heldout-11": (None, None, 35 / 50, None),

@@ -1,11 +1,12 @@
-"""The words by which a note says that it changes an earlier state (issue 18)."""
+"""The words by which a note says that it changes an earlier state, and by which a question
+asks whether something still holds (issue 18)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memrecall.engine.scoring.analysis import term_counts
-from memrecall.engine.scoring.change_words import declares_change
+from memrecall.engine.scoring.analysis import query_words, term_counts
+from memrecall.engine.scoring.change_words import CURRENT_WORDS, asks_current, declares_change
 
 
 @pytest.mark.parametrize(
@@ -42,3 +43,40 @@ def test_an_update_in_any_of_several_languages_says_so(text: str) -> None:
 )
 def test_a_plain_statement_of_a_fact_does_not(text: str) -> None:
     assert not declares_change(term_counts(text))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "is the shuttle still leaving at 8:15?",
+        "Hängt der Verbandskasten noch neben der Küche?",
+        "La navette de 8h15, elle existe toujours ?",
+        "¿Todavía usamos Jenkins para el CI?",
+        "Ainda tá tudo no Dropbox?",
+        "Il parcheggio si prenota ancora su Slack?",
+        "Мы ещё пушим образы в Docker Hub?",
+        "全员大会还是在餐厅开吗？",
+        "勉強会はまだ7階でやってる？",
+        "아직도 금요일에 배포해요?",
+    ],
+)
+def test_a_question_about_what_holds_now_says_so(question: str) -> None:
+    assert asks_current(query_words(question))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did we decide about refund webhooks?",
+        "Wie installiere ich den Druckertreiber?",
+        "¿Dónde está el runbook de failover?",
+        "怎么申请报销？",
+    ],
+)
+def test_a_question_about_a_fact_does_not(question: str) -> None:
+    assert not asks_current(query_words(question))
+
+
+def test_the_current_words_are_terms_as_the_analysis_cuts_them() -> None:
+    for word in CURRENT_WORDS:
+        assert query_words(word) == {word}, word

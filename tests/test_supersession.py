@@ -433,3 +433,27 @@ def test_a_paste_showing_the_old_state_gets_the_newer_note_first_and_alone() -> 
     # it stands out from everything but the older version it replaces
     assert (judged[1], judged[0]) == (Judgement.STRONG, Judgement.WEAK)
     assert index.fast(STALE_PASTE) == [1]
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "do we still connect to staging Postgres through bastion-eu with the LDAP password?",
+        "verbinden wir uns immer noch über bastion-eu mit dem LDAP-Passwort mit Staging Postgres?",
+        "staging Postgresにはまだbastion-euとLDAPのパスワードで接続するの？",
+    ],
+)
+def test_a_question_whether_the_old_state_still_holds_gets_the_newer_note_first(
+    asked: str,
+) -> None:
+    # Asked in the older note's words, but about the present ("still", "immer noch",
+    # "まだ"): the newer note on the same subject is the answer.
+    index = FieldedIndex.of([STAGING_OLD, STAGING_NEW, *MEETINGS])
+    assert index.rank(asked, 5)[:2] == [1, 0]
+
+
+def test_the_same_question_without_asking_about_now_keeps_the_older_note_first() -> None:
+    index = FieldedIndex.of([STAGING_OLD, STAGING_NEW, *MEETINGS])
+    asked = "how do we connect to staging Postgres through bastion-eu with the LDAP password?"
+    assert index.rank(asked, 5)[:2] == [0, 1]
+    assert index.fast(asked) == [0, 1]  # never alone: its update goes in beside it

@@ -71,6 +71,7 @@ __all__ = [
     "katakana_bigrams",
     "query_candidates",
     "query_terms",
+    "query_words",
     "sea_terms",
     "term_counts",
     "terms",
@@ -688,6 +689,13 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
             )
         )
     return out
+
+
+def query_words(query: str) -> frozenset[str]:
+    """Every distinct term of a query as :func:`analyze` cuts it (stopwords included), in its
+    first and last :data:`MAX_QUERY_CHARS` // 2 characters: what a rule about how the query
+    is asked reads (:func:`~memrecall.engine.scoring.change_words.asks_current`)."""
+    return frozenset(term for _, term in analyze(_bounded(query)))
 
 
 def query_terms(query: str, limit: int = MAX_QUERY_TERMS) -> list[QueryTerm]:

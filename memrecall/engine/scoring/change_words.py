@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["CHANGE_WORDS", "declares_change"]
+__all__ = ["CHANGE_WORDS", "CURRENT_WORDS", "asks_current", "declares_change"]
 
 CHANGE_WORDS = frozenset(
     {
@@ -115,3 +115,74 @@ CHANGE_WORDS = frozenset(
 def declares_change(terms: Collection[str]) -> bool:
     """Whether a note whose terms are ``terms`` says that it changes an earlier state."""
     return not CHANGE_WORDS.isdisjoint(terms)
+
+
+CURRENT_WORDS = frozenset(
+    {
+        # English
+        "still",
+        "now",
+        "anymore",
+        "currently",
+        "nowadays",
+        # German
+        "noch",
+        "jetzt",
+        "aktuell",
+        "inzwischen",
+        "mittlerweile",
+        # French
+        "toujours",
+        "maintenant",
+        "actuellement",
+        "desormais",
+        # Spanish
+        "todavia",
+        "aun",
+        "sigue",
+        "siguen",
+        "ahora",
+        "actualmente",
+        # Portuguese
+        "ainda",
+        "agora",
+        "atualmente",
+        "continua",
+        # Italian
+        "ancora",
+        "adesso",
+        "attualmente",
+        # Dutch
+        "nog",
+        # Russian (folded: ещё is еще)
+        "еще",
+        "сейчас",
+        "теперь",
+        # Vietnamese (folded; "vẫn" folds to "van", which is Dutch "of": left out)
+        "hien",
+        # Chinese (bigrams)
+        "还是",
+        "仍然",
+        "现在",
+        "目前",
+        # Japanese
+        "まだ",
+        "今も",
+        "現在",
+        # Korean
+        "아직",
+        "지금",
+        "여전",
+        "요즘",
+    }
+)
+"""Terms by which a question asks whether something holds now ("is it *still* …", "*noch*",
+"*toujours*", "*todavía*", "*ainda*", "*还是*", "*まだ*", "*아직*"), as
+:func:`memrecall.engine.scoring.analysis.analyze` yields them. Such a question is asked in
+the words of what the asker last knew: the newer of two notes about the same subject
+answers it, whichever shares more of its words."""
+
+
+def asks_current(terms: Collection[str]) -> bool:
+    """Whether a question whose terms are ``terms`` asks about the present state of things."""
+    return not CURRENT_WORDS.isdisjoint(terms)

@@ -30,7 +30,10 @@ four rules about time (docs/decisions.md, issue 18):
   one on what it does not repeat: the query terms both match need only weigh
   :attr:`Params.subject_query` of those the newer one matches. In a paste, the newer
   one always moves up: a pasted log, config or thread shows the state the user is in
-  (the old host, the old setup guide), which is what the older note describes.
+  (the old host, the old setup guide), which is what the older note describes. So it
+  does for a question that asks whether something still holds ("still", "noch",
+  "toujours", "まだ": :data:`~memrecall.engine.scoring.change_words.CURRENT_WORDS`),
+  asked in the words of what its asker last knew.
 * **Possible updates.** A document that a newer one among the first
   :attr:`Params.subject_window` may update (written :attr:`Params.subject_gap` days
   later, scoring :attr:`Params.subject_ratio` of it, saying alike
@@ -117,8 +120,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 import attrs
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import QueryTerm, is_identifier
-from memrecall.engine.scoring.change_words import declares_change
+from memrecall.engine.scoring.analysis import QueryTerm, is_identifier, query_words
+from memrecall.engine.scoring.change_words import asks_current, declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
     MAX_ANALYSED_CHARS,
@@ -656,7 +659,11 @@ class FieldedIndex:
                 others = [i for i, v in order.items() if v >= least and i not in kept]
                 if others:
                     ranked = sorted(ranked + others, key=key)[:wanted]
-        stale = self._same_subject(ranked, order, terms, pasted=pasted)
+        # a paste shows the state the user is in; a question that asks whether something
+        # still holds is asked in the words of what its asker last knew: either way the
+        # newer of two notes on one subject says what holds now
+        newest_wanted = pasted or asks_current(query_words(query))
+        stale = self._same_subject(ranked, order, terms, newest_wanted=newest_wanted)
         if pasted:
             stale.update(self._unclear(ranked, order, stale))
         else:
@@ -829,7 +836,7 @@ class FieldedIndex:
         order: dict[int, float],
         terms: Sequence[MatchedTerm],
         *,
-        pasted: bool = False,
+        newest_wanted: bool = False,
     ) -> set[int]:
         """Fresher facts first: move a newer same-subject document above an older one.
 
@@ -856,9 +863,9 @@ class FieldedIndex:
             nonlocal matched
             if not self.same_subject(older, newer):
                 return False
-            if pasted:
-                # a pasted log, config or thread shows the state the user is in, which
-                # is what the older note describes: the newer one says what holds now
+            if newest_wanted:
+                # a paste (the state the user is in) or a question about what holds now
+                # (asked in the words of what the asker last knew): the newer one answers
                 return True
             if matched is None:
                 matched = {i: set() for i in top}
