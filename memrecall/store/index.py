@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Collection
 
 from memrecall.engine.scoring.analysis import QueryTerm
+from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.fielded import (
     FIELDS,
     DocumentFeatures,
@@ -35,6 +36,7 @@ from memrecall.engine.scoring.fielded import (
     is_variant,
     select_query_terms,
 )
+from memrecall.engine.scoring.time_rules import freshness, similarity, subject_of
 
 __all__ = ["IncrementalIndex"]
 
@@ -56,6 +58,8 @@ class IncrementalIndex:
         self._norms: dict[str, tuple[float, ...]] = {}
         self._peaks: dict[str, float] = {}
         self._ordered: dict[str, list[str]] = {}
+        self._subjects: dict[str, tuple[frozenset[str], float]] = {}
+        self._newest: float | None = None
 
     # ------------------------------------------------------------------ changes
 
@@ -75,6 +79,40 @@ class IncrementalIndex:
         self._norms.clear()
         self._peaks.clear()
         self._ordered.clear()
+        self._subjects.clear()
+        self._newest = None
+
+    # ------------------------------------------------------------------ time
+
+    def mtime(self, doc: str) -> float:
+        """An indexed document's mtime."""
+        return self._features[doc].mtime
+
+    def prior(self, doc: str) -> float:
+        """The freshness prior of an indexed document (as ``FieldedIndex``: its age from
+        the pool's newest document)."""
+        if self._newest is None:
+            self._newest = max((f.mtime for f in self._features.values()), default=0.0)
+        return freshness(self._features[doc].mtime, self._newest, self.params)
+
+    def _subject(self, doc: str) -> tuple[frozenset[str], float]:
+        known = self._subjects.get(doc)
+        if known is None:
+            known = self._subjects[doc] = subject_of(self._features[doc], self._idf)
+        return known
+
+    def similarity(self, a: str, b: str) -> float:
+        """How much two indexed documents say alike (as ``FieldedIndex.similarity``)."""
+        return similarity(self._subject(a), self._subject(b), self._idf)
+
+    def same_subject(self, a: str, b: str) -> bool:
+        """Whether two indexed documents are about the same subject (as
+        ``FieldedIndex.same_subject``)."""
+        return self.similarity(a, b) >= self.params.subject
+
+    def says_change(self, doc: str) -> bool:
+        """Whether an indexed document says that it changes an earlier state."""
+        return declares_change(self._subject(doc)[0])
 
     def add(self, doc: str, features: DocumentFeatures) -> None:
         """Index ``doc`` (replacing its previous features, if any)."""

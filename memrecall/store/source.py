@@ -34,6 +34,8 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 
 from memrecall.engine.render import MAX_FAST_DOCS
+from memrecall.engine.scoring.analysis import query_words
+from memrecall.engine.scoring.change_words import asks_current
 from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
     FieldedIndex,
@@ -45,6 +47,7 @@ from memrecall.engine.scoring.fielded import (
     stands_out,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.engine.scoring.time_rules import move_newer_up, possible_updates, unclear
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
 
@@ -102,11 +105,6 @@ def record_document(record: MemoryRecord) -> MemoryDocument:
     )
 
 
-def _one(doc: str) -> float:
-    """The store's ordering value is the score itself (no freshness prior)."""
-    return 1.0
-
-
 class StoreRanker:
     """``rank`` and ``rank_and_fast`` over one snapshot's documents, from the source's
     incremental index; equal to a ``FieldedIndex`` built over the same documents.
@@ -139,7 +137,7 @@ class StoreRanker:
 
     def _judged(
         self, query: str, exclude: Collection[int], limit: int, *, keep_none: bool
-    ) -> list[tuple[int, Judgement, float, str]]:
+    ) -> list[tuple[int, Judgement, float, str, str | None]]:
         index = self._source.index
         thresholds = self._source.thresholds
         scores = index.scores(query)
@@ -168,21 +166,38 @@ class StoreRanker:
         ):
             del kept[doc]
         out = []
-        wanted = max(limit, 2, index.params.subject_window)
-        docs = index.top(kept, wanted, excluded=excluded)
-        order = dict(kept)
+        params = index.params
+        wanted = max(limit, 2, params.subject_window)
+        # the ordering value: the score times the freshness prior, as in FieldedIndex
+        prior = index.prior
+        order = {d: v * prior(d) for d, v in kept.items()}
+        docs = index.top(order, wanted, excluded=excluded)
 
         def values(term: str, kind: str, where: set[str]) -> dict[str, float]:
             credit = index._credit(term, kind)
             return {d: credit[d] for d in where if d in credit}
 
-        if count_runs(order, terms, docs[: 2 * index.params.subject_window], values, _one):
+        if count_runs(order, terms, docs[: 2 * params.subject_window], values, prior):
             docs = index.top(order, wanted, excluded=excluded)
-        # a paste: only a first document that stands out may be strong (FieldedIndex._unclear)
-        margin = index.params.paste_margin
+        # the rules about time (time_rules, as FieldedIndex applies them)
+        stale = move_newer_up(
+            docs,
+            order,
+            terms,
+            mtime=index.mtime,
+            same_subject=index.same_subject,
+            holders=lambda term, kind: index._credit(term, kind).keys(),
+            says_change=index.says_change,
+            params=params,
+            newest_wanted=pasted or asks_current(query_words(query)),
+        )
+        margin = params.paste_margin
         # contenders: the documents that could be answers, as FieldedIndex._ranked counts them
         floor = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max)
-        clear = stands_out([d for d in docs if kept[d] >= floor * (1 - 1e-9)], order, margin)
+        contenders = [d for d in docs if kept[d] >= floor * (1 - 1e-9)]
+        if pasted:
+            # only a first document that stands out may be strong (FieldedIndex._unclear)
+            stale.update(unclear(contenders, order, stale, margin))
         if not pasted and not answered(
             max(
                 (v for d, v in kept.items() if v >= floor * (1 - 1e-9) and d not in excluded),
@@ -193,19 +208,24 @@ class StoreRanker:
         ):
             return []  # the query is about something no memory knows
         lone = None if pasted else lone_term(terms, lambda: selected)
-        if lone is not None and not clear:
+        if lone is not None and not stands_out(
+            [d for d in contenders if d not in stale], order, margin
+        ):
             return []  # one word that no memory stands out for
-        for rank, doc in enumerate(docs[:limit]):
+        newer = possible_updates(
+            docs, order, mtime=index.mtime, similarity=index.similarity, params=params
+        )
+        for doc in docs[:limit]:
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0
             judgement = thresholds.judge(coverage, own / idf_max)
-            if judgement is Judgement.STRONG and pasted and (rank > 0 or not clear):
-                judgement = Judgement.WEAK
+            if judgement is Judgement.STRONG and doc in stale:
+                judgement = Judgement.WEAK  # an older version (or an unclear paste) never is
             if judgement is Judgement.STRONG and lone is not None and lone.kind != "word":
                 judgement = Judgement.WEAK
             if not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append((self._source.position(doc), judgement, own, doc))
+            out.append((self._source.position(doc), judgement, own, doc, newer.get(doc)))
         return out
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
@@ -214,7 +234,7 @@ class StoreRanker:
             fallback = self._stale()
             if fallback is not None:
                 return fallback.rank(query, limit, exclude=exclude)
-            return [i for i, _j, _s, _d in self._judged(query, exclude, limit, keep_none=False)]
+            return [i for i, *_ in self._judged(query, exclude, limit, keep_none=False)]
 
     def rank_and_fast(
         self, query: str, limit: int, *, exclude: Collection[int] = ()
@@ -225,19 +245,38 @@ class StoreRanker:
             if fallback is not None:
                 return fallback.rank_and_fast(query, limit, exclude=exclude)
             ranked = self._judged(query, exclude, max(limit, MAX_FAST_DOCS), keep_none=True)
-            index = self._source.index
-            strong = [(i, s, d) for i, j, s, d in ranked[:MAX_FAST_DOCS] if j is Judgement.STRONG]
-            fast = []
-            if strong:
-                least = index.params.second * strong[0][1]
-                first = strong[0][2]
-                fast = [strong[0][0]] + [
-                    i
-                    for i, s, d in strong[1:]
-                    if s >= least and index.second_answer(query, first, d)
-                ]
-        kept = [i for i, j, _s, _d in ranked[:limit] if j is not Judgement.NONE]
+            fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
+        kept = [i for i, j, *_ in ranked[:limit] if j is not Judgement.NONE]
         return kept, fast
+
+    def _fast_of(
+        self, ranked: list[tuple[int, Judgement, float, str, str | None]], query: str
+    ) -> list[int]:
+        """The fast result from the first judged documents (as ``FieldedIndex._fast_of``)."""
+        index = self._source.index
+        strong = [r for r in ranked if r[1] is Judgement.STRONG]
+        if not strong:
+            return []
+        first, first_doc, newer_doc = strong[0][0], strong[0][3], strong[0][4]
+        if newer_doc is not None:
+            # a fact a newer note may have changed goes in only beside that note, when
+            # that one is about the same subject or answers what the first answers
+            newer = [r for r in ranked if r[3] == newer_doc]
+            if (
+                newer
+                and newer[0][1] is not Judgement.NONE
+                and (
+                    index.same_subject(first_doc, newer_doc)
+                    or index.second_answer(query, first_doc, newer_doc)
+                )
+            ):
+                return [first, newer[0][0]]
+        least = index.params.second * strong[0][2]
+        return [first] + [
+            i
+            for i, _j, s, d, _n in strong[1:]
+            if s >= least and index.second_answer(query, first_doc, d)
+        ]
 
 
 class StorePoolOrder:

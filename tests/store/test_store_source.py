@@ -16,7 +16,7 @@ import pytest
 from memrecall.actors import Engine, open_engine
 from memrecall.actors.plan import MemoryBlock
 from memrecall.engine.scoring.candidates import PoolOrder
-from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
+from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Params
 from memrecall.engine.scoring.judgement import default_thresholds
 from memrecall.events.documents import MemoryType, Scope
 from memrecall.sources.source import prepare_recall
@@ -46,9 +46,18 @@ def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
     return MemoryService(store, clock=clock), store, clock
 
 
-@pytest.mark.parametrize("answer", [None, 0.3])
+@pytest.mark.parametrize(
+    ("answer", "steps"),
+    [
+        (None, (0, 1, 60, 600)),
+        (0.3, (0, 1, 60, 600)),
+        # memories written months apart: the rules about time (fresher facts first,
+        # possible updates, the freshness prior) decide too
+        (None, (0, 600, 20 * 86_400, 200 * 86_400)),
+    ],
+)
 async def test_documents_and_ranking_equal_a_fresh_index(
-    tmp_path: Path, answer: float | None
+    tmp_path: Path, answer: float | None, steps: tuple[int, ...]
 ) -> None:
     # the shipped thresholds, and a high answer floor that silences many of the queries
     thresholds = default_thresholds()
@@ -60,7 +69,7 @@ async def test_documents_and_ranking_equal_a_fresh_index(
     live: list[str] = []
     floored = 0
     for step in range(80):
-        clock.advance(rng.choice((0, 1, 60, 600)))
+        clock.advance(rng.choice(steps))
         roll = rng.random()
         content = " ".join(rng.choices(WORDS, k=rng.randint(2, 8)))
         if roll < 0.5 or not live:
@@ -115,7 +124,7 @@ async def test_documents_and_ranking_equal_a_fresh_index(
             snapshot.documents, thresholds=attrs.evolve(fresh.thresholds, answer_coverage=0.0)
         )
         for _ in range(3):
-            query = " ".join(rng.choices(WORDS + UNSEEN, k=rng.randint(1, 5)))
+            query = " ".join(rng.choices(WORDS + UNSEEN + ["still"], k=rng.randint(1, 5)))
             floored += bool(floorless.rank(query, 5)) and not fresh.rank(query, 5)
             exclude = set(rng.sample(range(len(wanted)), min(len(wanted), rng.randint(0, 2))))
             limit = rng.randint(1, 6)
@@ -264,3 +273,83 @@ def test_one_write_costs_work_proportional_to_the_change(tmp_path: Path) -> None
     assert source.analysed == 401  # 400 at the first snapshot, then only the written one
     assert source.snapshots_built == 2
     assert large <= small * 1.25, (small, large)
+
+
+async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: Path) -> None:
+    """The rules about time, each on its own, in the store's ranker as in a FieldedIndex."""
+    service, store, clock = _setup(tmp_path)
+    source = StoreSource(store, "u1", WorkspaceType.LEARNING, clock=clock)
+    await service.save(
+        "u1",
+        GLOBAL,
+        "staging-db",
+        "Staging Postgres is pg-staging-01.internal:5432; connect through bastion-eu with"
+        " your LDAP password; run alembic migrations from the ledger repo README.",
+        "project",
+    )
+    await service.save("u1", GLOBAL, "lag-alert", "kafka consumer lag alert runbook", "project")
+    # two notes on different subjects that a query matches about as well (the older a hair
+    # better): only the freshness prior puts the newer first
+    old_words = " ".join(f"alpha{i}" for i in range(30))
+    await service.save("u1", GLOBAL, "zookeeper", f"zookeeper {old_words}", "project")
+    clock.advance(200 * 86_400)
+    await service.save(
+        "u1",
+        GLOBAL,
+        "staging-db-2026",
+        "Staging Postgres: pg-staging-02.internal:6432 behind PgBouncer; connect through the"
+        " office VPN.",
+        "project",
+    )
+    await service.save(
+        "u1", GLOBAL, "lag-alert-2026", "kafka consumer lag alert runbook page", "project"
+    )
+    new_words = " ".join(f"beta{i}" for i in range(31))
+    await service.save("u1", GLOBAL, "prometheus", f"prometheus {new_words}", "project")
+    for i in range(20):
+        await service.save(
+            "u1", GLOBAL, f"note-{i}", f"grafana sentry backup number {i}", "project"
+        )
+    snapshot = source.snapshot()
+    fresh = FieldedIndex.of(snapshot.documents)
+    position = {d.path: i for i, d in enumerate(snapshot.documents)}
+    old_db, new_db = (
+        position["store/global/staging_db.md"],
+        position["store/global/staging_db_2026.md"],
+    )
+    old_lag, new_lag = (
+        position["store/global/lag_alert.md"],
+        position["store/global/lag_alert_2026.md"],
+    )
+    old_near, new_near = (
+        position["store/global/zookeeper.md"],
+        position["store/global/prometheus.md"],
+    )
+    timeless = FieldedIndex.of(snapshot.documents, params=Params(freshness=0.0))
+    assert timeless.rank("zookeeper prometheus", 2) == [old_near, new_near]
+    cases = {
+        # the freshness prior decides a near-tie
+        "zookeeper prometheus": [new_near, old_near],
+        # same subject, a newer and slightly longer note: it moves up
+        "kafka consumer lag": [new_lag, old_lag],
+        # asked in the older note's words: it keeps its place, its update goes in beside it
+        "how do we connect to staging Postgres through bastion-eu with the LDAP password?": [
+            old_db,
+            new_db,
+        ],
+        # asked whether that still holds: the newer note first
+        "do we still connect to staging Postgres through bastion-eu with the LDAP password?": [
+            new_db,
+            old_db,
+        ],
+    }
+    for query, first_two in cases.items():
+        assert fresh.rank(query, 5)[:2] == first_two, query
+        assert snapshot.ranker.rank(query, 5) == fresh.rank(query, 5), query
+        assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
+            query, 5
+        ) == fresh.rank_and_fast(query, 5), query
+    assert fresh.rank_and_fast(
+        "how do we connect to staging Postgres through bastion-eu with the LDAP password?", 5
+    )[1] == [old_db, new_db]
+    service.close()

@@ -113,14 +113,13 @@ Three parts, so that a catalog can cache the expensive ones:
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 import attrs
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import QueryTerm, is_identifier, query_words
+from memrecall.engine.scoring.analysis import QueryTerm, query_words
 from memrecall.engine.scoring.change_words import asks_current, declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
@@ -151,6 +150,13 @@ from memrecall.engine.scoring.query_rules import (
     select_query_terms,
     stands_out,
 )
+from memrecall.engine.scoring.time_rules import (
+    move_newer_up,
+    possible_updates,
+    subject_of,
+    unclear,
+)
+from memrecall.engine.scoring.time_rules import similarity as alike
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
 
@@ -735,16 +741,8 @@ class FieldedIndex:
     def _unclear(
         self, ranked: list[int], order: dict[int, float], older: Collection[int] = ()
     ) -> list[int]:
-        """For a paste: the documents never judged strong. A paste matches many memories a
-        little, so the fast path takes only a first document that stands out: its runner-up
-        (``older`` versions of what ranks above them left aside) scores under
-        :attr:`Params.paste_margin` of it. Every other document is capped."""
-        if len(ranked) < 2:
-            return ranked
-        rest = [i for i in ranked[1:] if i not in older]
-        if not rest or order[rest[0]] < self.params.paste_margin * order[ranked[0]]:
-            return ranked[1:]
-        return ranked
+        """:func:`~memrecall.engine.scoring.time_rules.unclear` with this scorer's margin."""
+        return unclear(ranked, order, older, self.params.paste_margin)
 
     @staticmethod
     def _follow(order: dict[int, float], successor: dict[int, int]) -> None:
@@ -773,15 +771,11 @@ class FieldedIndex:
         order.update(done)
 
     def _subject(self, i: int) -> tuple[frozenset[str], float]:
-        """A document's subject terms (title, description, rendered body) and their idf sum."""
+        """A document's subject terms (title, description, rendered body) and their idf sum
+        (:func:`~memrecall.engine.scoring.time_rules.subject_of`)."""
         known = self._subjects.get(i)
         if known is None:
-            counts = features_in(self._doc_features, self._keys_order[i]).counts
-            # words only: an identifier repeats words the document has already
-            terms = frozenset(
-                t for t in itertools.chain(counts[0], counts[1], counts[2]) if not is_identifier(t)
-            )
-            known = (terms, sum(self._idf(t) or 0.0 for t in terms))
+            known = subject_of(features_in(self._doc_features, self._keys_order[i]), self._idf)
             if len(self._subjects) < 50_000:
                 self._subjects[i] = known
         return known
@@ -798,11 +792,7 @@ class FieldedIndex:
         """How much two documents (pool positions) say alike: the idf weight of the
         subject terms (title, description, rendered body) both have over that of the
         terms either has (a weighted Jaccard index, 0 to 1)."""
-        terms_a, weight_a = self._subject(a)
-        terms_b, weight_b = self._subject(b)
-        shared = sum(self._idf(t) or 0.0 for t in terms_a & terms_b)
-        union = weight_a + weight_b - shared
-        return shared / union if union > 0.0 else 0.0
+        return alike(self._subject(a), self._subject(b), self._idf)
 
     def _doubted(self, ranked: list[int], order: dict[int, float]) -> dict[int, int]:
         """Documents among the first :attr:`Params.subject_window` that a newer one there
@@ -814,21 +804,13 @@ class FieldedIndex:
         document must match), the fast path puts the older one in the prompt only beside
         it: a fact a newer note may have changed goes in with that note, and the dates
         rendered with both tell which is current."""
-        p = self.params
-        top = ranked[: p.subject_window]
-        mtimes = self._mtimes
-        gap = p.subject_gap * 86_400.0
-        doubted: dict[int, int] = {}
-        for older in top:
-            for newer in top:
-                if (
-                    mtimes[newer] - mtimes[older] >= gap
-                    and order[newer] >= p.subject_ratio * order[older]
-                    and self.similarity(older, newer) >= p.doubt
-                ):
-                    doubted[older] = newer
-                    break
-        return doubted
+        return possible_updates(
+            ranked,
+            order,
+            mtime=self._mtimes.__getitem__,
+            similarity=self.similarity,
+            params=self.params,
+        )
 
     def _same_subject(
         self,
@@ -850,62 +832,17 @@ class FieldedIndex:
         returns the older documents of pairs whose newer one now ranks above
         them (never judged strong).
         """
-        p = self.params
-        mtimes = self._mtimes
-        top = ranked[: p.subject_window]
-        if len(top) < 2 or max(mtimes[i] for i in top) - min(mtimes[i] for i in top) < (
-            p.subject_gap * 86_400.0
-        ):
-            return set()
-        matched: dict[int, set[int]] | None = None
-
-        def agree(older: int, newer: int) -> bool:
-            nonlocal matched
-            if not self.same_subject(older, newer):
-                return False
-            if newest_wanted:
-                # a paste (the state the user is in) or a question about what holds now
-                # (asked in the words of what the asker last knew): the newer one answers
-                return True
-            if matched is None:
-                matched = {i: set() for i in top}
-                for t, matched_term in enumerate(terms):
-                    for doc in self._credited(matched_term.term, matched_term.kind)[0]:
-                        hits = matched.get(doc)
-                        if hits is not None:
-                            hits.add(t)
-            to, tn = matched.get(older, set()), matched.get(newer, set())
-            both = sum(terms[t].mass for t in to & tn)
-            if declares_change(self._subject(newer)[0]):
-                # an update that says so speaks for the older note on what it does not
-                # repeat: it need only answer with the older one's words
-                answered = sum(terms[t].mass for t in tn)
-                return answered > 0.0 and both >= p.subject_query * answered
-            either = sum(terms[t].mass for t in to | tn)
-            if either <= 0.0 or both < p.subject_query * either:
-                return False
-            # the words only the older one matches outweigh the most specific term the
-            # newer one matches: it answers a question the newer one does not speak of
-            own = sum(terms[t].mass for t in to - tn if terms[t].kind == "word")
-            return own <= max((terms[t].mass for t in tn), default=0.0)
-
-        gap = p.subject_gap * 86_400.0
-        stale: set[int] = set()
-        for b in range(1, len(top)):
-            current = ranked[b]
-            for a in range(b):
-                above = ranked[a]
-                if abs(mtimes[above] - mtimes[current]) < gap:
-                    continue
-                if mtimes[above] > mtimes[current]:
-                    if agree(current, above):
-                        stale.add(current)
-                        break
-                elif order[current] >= p.subject_ratio * order[above] and agree(above, current):
-                    ranked.insert(a, ranked.pop(b))
-                    stale.add(above)
-                    break
-        return stale
+        return move_newer_up(
+            ranked,
+            order,
+            terms,
+            mtime=self._mtimes.__getitem__,
+            same_subject=self.same_subject,
+            holders=lambda term, kind: self._credited(term, kind)[0],
+            says_change=lambda i: declares_change(self._subject(i)[0]),
+            params=self.params,
+            newest_wanted=newest_wanted,
+        )
 
     def matches(
         self, query: str, *, exclude: Collection[int] = (), limit: int | None = None

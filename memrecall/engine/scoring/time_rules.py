@@ -1,0 +1,198 @@
+"""The ranking rules about time (issue 18), over any kind of document key.
+
+:class:`~memrecall.engine.scoring.fielded.FieldedIndex` (keys: pool positions) and the
+store's ranker (:class:`memrecall.store.source.StoreRanker`, keys: memory ids) apply them
+alike, so that a memory store months old ranks as a memory tree does:
+
+* :func:`freshness` — the prior that decides near-ties (``1 + freshness × 0.5 ** (age /
+  half_life)``);
+* :func:`subject_of` and :func:`similarity` — what a note is about, and how much two notes
+  say alike (a weighted Jaccard index of their subject terms);
+* :func:`move_newer_up` — fresher facts first: a newer note on the same subject moves above
+  an older one ranked above it;
+* :func:`possible_updates` — older notes that a newer, alike one may update (the fast path
+  puts such a note in only beside its update);
+* :func:`unclear` — in a paste, the documents never judged strong.
+
+:mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
+computes them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
+
+from memrecall.engine.scoring.analysis import is_identifier
+from memrecall.engine.scoring.features import DocumentFeatures, Params
+from memrecall.engine.scoring.query_rules import MatchedTerm
+
+__all__ = [
+    "freshness",
+    "move_newer_up",
+    "possible_updates",
+    "similarity",
+    "subject_of",
+    "unclear",
+]
+
+_K = TypeVar("_K", bound=Hashable)
+
+DAY = 86_400.0
+
+
+def freshness(mtime: float, newest: float, params: Params) -> float:
+    """The freshness prior of a document written at ``mtime`` in a pool whose newest
+    document was written at ``newest`` (seconds)."""
+    age = max(0.0, newest - mtime)
+    value: float = 1.0 + params.freshness * 0.5 ** (age / (params.half_life * DAY))
+    return value
+
+
+def subject_of(
+    features: DocumentFeatures, idf: Callable[[str], float | None]
+) -> tuple[frozenset[str], float]:
+    """A document's subject terms (title, description, rendered body; words only: an
+    identifier repeats words the document has already) and their idf sum."""
+    counts = features.counts
+    terms = frozenset(
+        t for t in itertools.chain(counts[0], counts[1], counts[2]) if not is_identifier(t)
+    )
+    return terms, sum(idf(t) or 0.0 for t in terms)
+
+
+def similarity(
+    a: tuple[frozenset[str], float],
+    b: tuple[frozenset[str], float],
+    idf: Callable[[str], float | None],
+) -> float:
+    """How much two documents say alike, from their :func:`subject_of`: the idf weight of
+    the subject terms both have over that of the terms either has (0 to 1)."""
+    terms_a, weight_a = a
+    terms_b, weight_b = b
+    shared = sum(idf(t) or 0.0 for t in terms_a & terms_b)
+    union = weight_a + weight_b - shared
+    return shared / union if union > 0.0 else 0.0
+
+
+def move_newer_up(
+    ranked: list[_K],
+    order: Mapping[_K, float],
+    terms: Sequence[MatchedTerm],
+    *,
+    mtime: Callable[[_K], float],
+    same_subject: Callable[[_K, _K], bool],
+    holders: Callable[[str, str], Iterable[_K]],
+    says_change: Callable[[_K], bool],
+    params: Params,
+    newest_wanted: bool = False,
+) -> set[_K]:
+    """Fresher facts first, in place on the first :attr:`Params.subject_window` of
+    ``ranked``; returns the older documents of pairs whose newer one now ranks above them.
+
+    Two documents written at least :attr:`Params.subject_gap` days apart are a pair for
+    this query when they are about the same subject (``same_subject``) and, unless
+    ``newest_wanted`` (a paste, or a question about what holds now), answer it with the
+    same words: the query terms both match (``holders`` gives the documents a term
+    matches) weigh at least :attr:`Params.subject_query` of those either matches, or of
+    those the newer one matches when it says it changes something (``says_change``), and
+    the words only the older one matches do not outweigh the most specific term the newer
+    one matches.
+    """
+    p = params
+    top = ranked[: p.subject_window]
+    gap = p.subject_gap * DAY
+    if len(top) < 2 or max(map(mtime, top)) - min(map(mtime, top)) < gap:
+        return set()
+    matched: dict[_K, set[int]] | None = None
+
+    def agree(older: _K, newer: _K) -> bool:
+        nonlocal matched
+        if not same_subject(older, newer):
+            return False
+        if newest_wanted:
+            # a paste (the state the user is in) or a question about what holds now
+            # (asked in the words of what the asker last knew): the newer one answers
+            return True
+        if matched is None:
+            matched = {i: set() for i in top}
+            for t, matched_term in enumerate(terms):
+                for doc in holders(matched_term.term, matched_term.kind):
+                    hits = matched.get(doc)
+                    if hits is not None:
+                        hits.add(t)
+        to, tn = matched.get(older, set()), matched.get(newer, set())
+        both = sum(terms[t].mass for t in to & tn)
+        if says_change(newer):
+            # an update that says so speaks for the older note on what it does not
+            # repeat: it need only answer with the older one's words
+            answered = sum(terms[t].mass for t in tn)
+            return answered > 0.0 and both >= p.subject_query * answered
+        either = sum(terms[t].mass for t in to | tn)
+        if either <= 0.0 or both < p.subject_query * either:
+            return False
+        # the words only the older one matches outweigh the most specific term the
+        # newer one matches: it answers a question the newer one does not speak of
+        own = sum(terms[t].mass for t in to - tn if terms[t].kind == "word")
+        return own <= max((terms[t].mass for t in tn), default=0.0)
+
+    stale: set[_K] = set()
+    for b in range(1, len(top)):
+        current = ranked[b]
+        for a in range(b):
+            above = ranked[a]
+            if abs(mtime(above) - mtime(current)) < gap:
+                continue
+            if mtime(above) > mtime(current):
+                if agree(current, above):
+                    stale.add(current)
+                    break
+            elif order[current] >= p.subject_ratio * order[above] and agree(above, current):
+                ranked.insert(a, ranked.pop(b))
+                stale.add(above)
+                break
+    return stale
+
+
+def possible_updates(
+    ranked: Sequence[_K],
+    order: Mapping[_K, float],
+    *,
+    mtime: Callable[[_K], float],
+    similarity: Callable[[_K, _K], float],
+    params: Params,
+) -> dict[_K, _K]:
+    """Documents among the first :attr:`Params.subject_window` that a newer one there may
+    update, with that newer one (the best ranked if several): written
+    :attr:`Params.subject_gap` days later or more, scoring at least
+    :attr:`Params.subject_ratio` of it, and saying alike at least :attr:`Params.doubt`."""
+    p = params
+    top = ranked[: p.subject_window]
+    gap = p.subject_gap * DAY
+    doubted: dict[_K, _K] = {}
+    for older in top:
+        for newer in top:
+            if (
+                mtime(newer) - mtime(older) >= gap
+                and order[newer] >= p.subject_ratio * order[older]
+                and similarity(older, newer) >= p.doubt
+            ):
+                doubted[older] = newer
+                break
+    return doubted
+
+
+def unclear(
+    ranked: Sequence[_K], order: Mapping[_K, float], older: Collection[_K], margin: float
+) -> list[_K]:
+    """For a paste: the documents never judged strong. A paste matches many memories a
+    little, so the fast path takes only a first document that stands out: its runner-up
+    (``older`` versions of what ranks above them left aside) scores under ``margin`` of
+    it. Every other document is capped."""
+    if len(ranked) < 2:
+        return list(ranked)
+    rest = [i for i in ranked[1:] if i not in older]
+    if not rest or order[rest[0]] < margin * order[ranked[0]]:
+        return list(ranked[1:])
+    return list(ranked)
