@@ -60,6 +60,7 @@ class IncrementalIndex:
         self._ordered: dict[str, list[str]] = {}
         self._subjects: dict[str, tuple[frozenset[str], float]] = {}
         self._newest: float | None = None
+        self._priors: dict[str, float] = {}
 
     # ------------------------------------------------------------------ changes
 
@@ -80,7 +81,6 @@ class IncrementalIndex:
         self._peaks.clear()
         self._ordered.clear()
         self._subjects.clear()
-        self._newest = None
 
     # ------------------------------------------------------------------ time
 
@@ -90,10 +90,16 @@ class IncrementalIndex:
 
     def prior(self, doc: str) -> float:
         """The freshness prior of an indexed document (as ``FieldedIndex``: its age from
-        the pool's newest document)."""
-        if self._newest is None:
-            self._newest = max((f.mtime for f in self._features.values()), default=0.0)
-        return freshness(self._features[doc].mtime, self._newest, self.params)
+        the pool's newest document). Kept across changes that leave the newest document
+        where it is, since a prior depends only on the two mtimes."""
+        value = self._priors.get(doc)
+        if value is None:
+            if self._newest is None:
+                self._newest = max((f.mtime for f in self._features.values()), default=0.0)
+            value = self._priors[doc] = freshness(
+                self._features[doc].mtime, self._newest, self.params
+            )
+        return value
 
     def _subject(self, doc: str) -> tuple[frozenset[str], float]:
         known = self._subjects.get(doc)
@@ -119,6 +125,11 @@ class IncrementalIndex:
         if doc in self._features:
             self.remove(doc)
         self._features[doc] = features
+        self._priors.pop(doc, None)
+        if self._newest is not None and features.mtime > self._newest:
+            # a newer newest document: every prior changes (they are ages from it)
+            self._newest = features.mtime
+            self._priors.clear()
         for i, length in enumerate(features.lengths):
             if length:
                 self._length_sum[i] += length
@@ -138,6 +149,10 @@ class IncrementalIndex:
         features = self._features.pop(doc, None)
         if features is None:
             return
+        self._priors.pop(doc, None)
+        if self._newest is not None and features.mtime >= self._newest:
+            self._newest = None  # the newest one left: the next prior asks again
+            self._priors.clear()
         for i, length in enumerate(features.lengths):
             if length:
                 self._length_sum[i] -= length

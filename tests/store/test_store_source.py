@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memrecall.actors import Engine, open_engine
 from memrecall.actors.plan import MemoryBlock
@@ -27,7 +29,7 @@ from memrecall.store import (
     WorkspaceType,
     visible_scopes,
 )
-from memrecall.store.source import StoreSource, record_document
+from memrecall.store.source import StoreSource, _ordering, record_document
 
 if TYPE_CHECKING:
     from _typeshed import TraceFunction
@@ -353,3 +355,30 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         "how do we connect to staging Postgres through bastion-eu with the LDAP password?", 5
     )[1] == [old_db, new_db]
     service.close()
+
+
+@given(
+    st.dictionaries(
+        st.text("abcdefgh", min_size=1, max_size=3),
+        st.tuples(st.floats(0.01, 50.0), st.floats(1.0, 1.05)),
+        max_size=80,
+    ),
+    st.integers(1, 10),
+    st.sets(st.text("abcdefgh", min_size=1, max_size=3), max_size=5),
+)
+def test_the_ordering_values_kept_are_enough_for_the_best(
+    scored: dict[str, tuple[float, float]], wanted: int, excluded: set[str]
+) -> None:
+    # the store computes priors only for documents that can reach the `wanted` best
+    kept = {d: v for d, (v, _p) in scored.items()}
+    priors = {d: p for d, (_v, p) in scored.items()}
+    some = _ordering(kept, priors.__getitem__, wanted, excluded, 1.05)
+    full = {d: v * priors[d] for d, v in kept.items()}
+    assert all(some[d] == full[d] for d in some)
+
+    def best(order: dict[str, float]) -> list[str]:
+        return sorted((d for d in order if d not in excluded), key=lambda d: (-order[d], d))[
+            :wanted
+        ]
+
+    assert best(some) == best(full)
