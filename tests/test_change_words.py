@@ -58,6 +58,8 @@ def test_a_plain_statement_of_a_fact_does_not(text: str) -> None:
         "全员大会还是在餐厅开吗？",
         "勉強会はまだ7階でやってる？",
         "아직도 금요일에 배포해요?",
+        "勉強会って7階のラウンジだっけ？",
+        "배포는 금요일에 하는 거 맞죠?",
     ],
 )
 def test_a_question_about_what_holds_now_says_so(question: str) -> None:

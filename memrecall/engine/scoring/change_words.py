@@ -169,11 +169,15 @@ CURRENT_WORDS = frozenset(
         "まだ",
         "今も",
         "現在",
+        "っけ",  # "…だっけ？": checking what one remembers
         # Korean
         "아직",
         "지금",
         "여전",
         "요즘",
+        "맞죠",  # "…맞죠?": checking what one remembers
+        "맞나",
+        "맞지",
     }
 )
 """Terms by which a question asks whether something holds now ("is it *still* …", "*noch*",
