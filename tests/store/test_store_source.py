@@ -136,8 +136,10 @@ async def test_documents_and_ranking_equal_a_fresh_index(
             assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
                 query, limit, exclude=exclude
             ) == fresh.rank_and_fast(query, limit, exclude=exclude)
-    # the answer floor silenced some queries, alike in both
-    assert bool(floored) is (answer is not None)
+    # the high answer floor silenced some queries, alike in both (the shipped one may too,
+    # or not: that depends on the random words drawn)
+    if answer is not None:
+        assert floored
     assert source.loaded < 80  # each write read back alone (plus nothing else)
     service.close()
 
