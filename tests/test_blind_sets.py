@@ -25,8 +25,8 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-6": (21 / 24, 21 / 24, None, None),
         "recency-heldout-2": (35 / 48, 7 / 24, None, 9 / 24),
     },
-    "set-7.json": {"recency-heldout-3": (42 / 48, 13 / 24, None, 3 / 24)},
-    "set-8.json": {"recency-heldout-4": (39 / 48, 12 / 24, None, 3 / 24)},
+    "set-7.json": {"recency-heldout-3": (42 / 48, 14 / 24, None, 2 / 24)},
+    "set-8.json": {"recency-heldout-4": (39 / 48, 13 / 24, None, 2 / 24)},
     "set-9.json": {
         "long-query-heldout": (1.0, 23 / 28, None, 0.0),
         "small-talk-heldout-9": (None, None, 21 / 30, None),

@@ -457,3 +457,37 @@ def test_the_same_question_without_asking_about_now_keeps_the_older_note_first()
     asked = "how do we connect to staging Postgres through bastion-eu with the LDAP password?"
     assert index.rank(asked, 5)[:2] == [0, 1]
     assert index.fast(asked) == [0, 1]  # never alone: its update goes in beside it
+
+
+KIT_OLD = note(
+    "first-aid",
+    "The first aid kit hangs in the corridor next to the kitchen on the second floor, below"
+    " the fire extinguisher and the evacuation plan.",
+    title="First aid",
+    days=10,
+)
+KIT_NEW = note(
+    "first-aid-2026",
+    "First aid: the kit is at reception. First aiders this year: Ali and Mei. Training dates"
+    " are posted in the HR portal each spring and autumn; sign up with your manager. The"
+    " evacuation plan for the second floor is unchanged.",
+    title="First aid",
+    days=200,
+)
+
+
+def test_asked_whether_it_still_holds_an_update_that_repeats_little_still_answers() -> None:
+    # The update does not repeat where the kit used to hang, so it scores well under the
+    # older note (under Params.subject_ratio of it); asked whether the old place still
+    # holds, the newer note on the subject is the answer all the same, and the older one
+    # never goes into the prompt alone.
+    index = FieldedIndex.of([KIT_OLD, KIT_NEW, *MEETINGS])
+    asked = (
+        "does the first aid kit still hang in the corridor next to the kitchen, below the"
+        " fire extinguisher?"
+    )
+    first, second = index.matches(asked)[:2]
+    assert (first.index, second.index) == (1, 0)
+    assert first.score < index.params.subject_ratio * second.score
+    assert index.same_subject(0, 1)
+    assert 0 not in index.fast(asked)

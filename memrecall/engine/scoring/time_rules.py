@@ -137,6 +137,9 @@ def move_newer_up(
         own = sum(terms[t].mass for t in to - tn if terms[t].kind == "word")
         return own <= max((terms[t].mass for t in tn), default=0.0)
 
+    # asked about what holds now, a newer note on the subject that scores well below the
+    # older one (it does not repeat the older one's words) still answers
+    ratio = p.subject_ratio / 2 if newest_wanted else p.subject_ratio
     stale: set[_K] = set()
     for b in range(1, len(top)):
         current = ranked[b]
@@ -148,7 +151,7 @@ def move_newer_up(
                 if agree(current, above):
                     stale.add(current)
                     break
-            elif order[current] >= p.subject_ratio * order[above] and agree(above, current):
+            elif order[current] >= ratio * order[above] and agree(above, current):
                 ranked.insert(a, ranked.pop(b))
                 stale.add(above)
                 break
