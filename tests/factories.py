@@ -59,3 +59,16 @@ def filed(
         scope=scope,
         mtime=mtime,
     )
+
+
+def filler(count: int) -> list[MemoryDocument]:
+    """Unrelated memories, so that idf behaves as in a real tree."""
+    topics = ["invoice", "backup", "grafana", "vault", "sentry", "kafka", "oncall", "budget"]
+    return [
+        memory(
+            f"{topics[i % len(topics)]} note {i}",
+            "",
+            f"{topics[i % len(topics)]} details number {i}",
+        )
+        for i in range(count)
+    ]

@@ -25,7 +25,7 @@ from memrecall.engine.scoring.features import DocumentFeatures
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.judgement import Thresholds
 from memrecall.events.documents import MemoryDocument
-from tests.factories import memory
+from tests.factories import filler, memory
 
 OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
 """Every document with any score is at least weak: the rules under test decide alone."""
@@ -33,15 +33,6 @@ OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
 
 def doc(title: str, body: str = "", *, description: str = "") -> MemoryDocument:
     return memory(title, description, body)
-
-
-def filler(count: int) -> list[MemoryDocument]:
-    """Unrelated memories, so that idf behaves as in a real tree."""
-    topics = ["invoice", "backup", "grafana", "vault", "sentry", "kafka", "oncall", "budget"]
-    return [
-        doc(f"{topics[i % len(topics)]} note {i}", f"{topics[i % len(topics)]} details number {i}")
-        for i in range(count)
-    ]
 
 
 # --------------------------------------------------------------------------- analysis

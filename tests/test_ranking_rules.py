@@ -23,7 +23,7 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.judgement import Judgement, Thresholds
 from memrecall.events.documents import MemoryDocument
 from memrecall.tooling.evaluation import evaluate_many, load_corpus
-from tests.factories import memory
+from tests.factories import filler, memory
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recall-eval.json"
 OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
@@ -34,15 +34,6 @@ DAY = 86_400.0
 
 def doc(title: str, body: str = "", *, description: str = "", mtime: float = 0.0) -> MemoryDocument:
     return memory(title, description, body, mtime=mtime)
-
-
-def filler(count: int) -> list[MemoryDocument]:
-    """Unrelated memories, so that idf behaves as in a real tree."""
-    topics = ["invoice", "backup", "grafana", "vault", "sentry", "kafka", "oncall", "budget"]
-    return [
-        doc(f"{topics[i % len(topics)]} note {i}", f"{topics[i % len(topics)]} details number {i}")
-        for i in range(count)
-    ]
 
 
 # --------------------------------------------------------------------------- acronyms
