@@ -45,7 +45,7 @@ def weights(query: str) -> dict[str, float]:
         (
             "Sai dove sono le chiavi della sala server?",
             {"sai", "chiavi", "sala", "server"},
-            {"dove", "sono", "della"},
+            {"sono", "della"},
         ),
         (
             "Где можно посмотреть, когда был последний деплой?",
@@ -55,7 +55,7 @@ def weights(query: str) -> dict[str, float]:
         (
             "Bạn có biết những lịch họp của nhóm không?",
             {"biet", "lich", "nhom"},
-            {"ban", "nhung", "cua", "khong"},
+            {"nhung", "cua", "khong"},
         ),
     ],
 )
@@ -68,7 +68,11 @@ def test_function_words_are_dropped_and_content_words_kept(
 
 
 @pytest.mark.parametrize(
-    "word", ["son", "hat", "bin", "war", "man", "comment", "mon", "era", "fare", "vers", "été"]
+    "word",
+    [
+        *("son", "hat", "bin", "war", "man", "comment", "mon", "era", "fare", "vers", "été"),
+        *("car", "van", "dove", "dir", "nas", "num", "ali", "ban", "mot", "rat", "minh"),
+    ],
 )
 def test_words_that_are_also_english_content_words_stay_terms(word: str) -> None:
     assert weights(f"the {word} status") != weights("the status")
@@ -141,7 +145,7 @@ def test_a_personal_turn_sharing_only_an_everyday_verb_gets_nothing() -> None:
     "turn",
     [
         "¡Hola! ¿Qué tal el fin de semana?",
-        "Vielen Dank, das ist sehr nett von dir!",
+        "Vielen Dank, das ist sehr nett von Ihnen!",
         "Merci beaucoup pour votre aide, c'est très gentil",
         "Valeu demais pela ajuda!",
         "Grazie mille, sei davvero gentile",

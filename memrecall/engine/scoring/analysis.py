@@ -342,7 +342,7 @@ STOPWORDS = frozenset(
     bis seit oder aber doch schon auch nur sehr kann kannst können muss musst müssen soll
     sollte sollen wird werden wurde haben habe hast hatte sind bist wenn weil als warum welche
     welcher welches welchen diese dieser dieses diesen jetzt hier dort eigentlich mal gibt ihm
-    ihn ihnen uns euch mich dich mir dir kein keine keinen etwas viel viele mehr zwischen wieder
+    ihn ihnen uns euch mich dich mir kein keine keinen etwas viel viele mehr zwischen wieder
     denn dann wohin woher wieso weshalb ganz gern gerne
     cuando donde porque este esta estos estas ese esa eso esto mis tus sus nuestro nuestra
     nuestros les nos algún alguno alguna algunos algo nada muy más menos pero también tampoco
@@ -350,19 +350,19 @@ STOPWORDS = frozenset(
     puedo puede puedes pueden debo debe sobre entre desde hasta contra según durante todo todos
     toda todas otro otra otros otras mismo misma cada unos unas qué cómo cuál cuáles quién
     dónde cuándo cuánto cuánta cuántos usted ustedes ella ellos ellas nosotros mucho mucha
-    muchos poco sin aquí allí ahí entonces así pues aunque mientras voy vas van vamos tal
+    muchos poco sin aquí allí ahí entonces así pues aunque mientras voy vas vamos tal
     nous vous ils elle elles mes tes notre votre nos vos leur leurs cette ces aux par mais donc
-    car comme quand quel quelle quels quelles pourquoi combien être avoir suis sommes êtes sont
+    comme quand quel quelle quels quelles pourquoi combien être avoir suis sommes êtes sont
     était avons avez ont avait fait faire peut peux pouvez dois doit faut très plus moins aussi
     déjà tout tous toute toutes rien chez sans sous depuis pendant avant après cela quoi dont
     lui moi toi eux
     você vocês ele ela nós eles elas meu minha meus minhas seu sua seus suas nosso nossa isso
-    isto esse essa aquele aquela uma uns umas dos das nas num numa pelo pela pelos pelas com sem
+    isto esse essa aquele aquela uma uns umas dos das numa pelo pela pelos pelas com sem
     até mas onde qual quais quem muito muita muitos mais não sim sou estou são foi tem tenho ter
-    fazer faço faz pode posso podem deve vai vou há algum alguma então assim porquê aqui ali já
+    fazer faço faz pode posso podem deve vai vou há algum alguma então assim porquê aqui já
     lei noi voi loro mio mia miei mie tuo tua suo nostro nostra questo questa questi queste
     quello quella uno del della dei delle dello degli nel nella nei nelle alla alle agli dal
-    dalla dai tra fra senza sopra sotto che chi cosa dove perché quale quali quanto quanti molto
+    dalla dai tra fra senza sopra sotto che chi cosa perché quale quali quanto quanti molto
     molti più meno anche già non sono sei siamo siete stato essere avere hai abbiamo avete hanno
     può devo ogni tutto tutti tutta qualche niente gli allora così qui però
     чтобы где когда почему зачем какой какая какие какое кто чем этот эта эти этого этом этой
@@ -370,8 +370,8 @@ STOPWORDS = frozenset(
     перед между про уже ещё еще очень тоже также только все всё весь вся быть есть был была
     было были будет можно нужно надо мне меня тебя тебе нас нам вас вам ему ней ним них себя
     сколько так там тут здесь вот если потому ничего
-    tôi bạn của các những này với cho không được một trong khi thì nên như nào đang rất cũng
-    mình anh chị chúng vào từ lại nhưng hoặc thế vậy sao nhiều lắm hơn đến tại còn thôi nhé
+    tôi của các những này với cho không được trong khi thì nên như nào đang cũng
+    chị chúng vào từ lại nhưng hoặc thế vậy sao nhiều lắm hơn đến tại còn thôi nhé
     على إلى هذا هذه ذلك تلك التي الذي هل كيف ماذا لماذا متى أين كان كانت لكن لقد بعد قبل عند
     شكرا جزيلا مرحبا
     """.split()
@@ -381,7 +381,10 @@ words of English, German, Spanish, French, Portuguese, Italian, Russian, Vietnam
 Arabic) and chat fillers (thanks, hello, okay and the like), as the tokenizer cuts them
 (``don't`` gives ``don``). Left out on purpose: words that are also ordinary content words
 in English (``son``, ``hat``, ``bin``, ``war``, ``man``, ``comment``, ``mon``, ``era``,
-``fare``, ``vers``; French ``été`` is also *summer*, Vietnamese ``vẫn`` folds to ``van``).
+``fare``, ``vers``, ``car``, ``van``, ``dove``, ``dir``, ``nas``, ``num``; French ``été`` is
+also *summer*; Vietnamese ``vẫn``, ``bạn``, ``một`` and ``rất`` fold to ``van``, ``ban``,
+``mot`` and ``rat``), and words that are also common first names (``ali``, ``anh``,
+``minh``).
 Dropped from queries: they carry no topic. Words shorter than three letters become terms only with a
 digit, or as capital acronyms (:func:`is_acronym`)."""
 
