@@ -36,7 +36,8 @@ from memrecall.engine.scoring.fielded import (
     is_variant,
     select_query_terms,
 )
-from memrecall.engine.scoring.time_rules import freshness, similarity, subject_of
+from memrecall.engine.scoring.freshness import freshness
+from memrecall.engine.scoring.time_rules import DAY, similarity, subject_of
 
 __all__ = ["IncrementalIndex"]
 
@@ -96,8 +97,9 @@ class IncrementalIndex:
         if value is None:
             if self._newest is None:
                 self._newest = max((f.mtime for f in self._features.values()), default=0.0)
+            p = self.params
             value = self._priors[doc] = freshness(
-                self._features[doc].mtime, self._newest, self.params
+                self._features[doc].mtime, self._newest, p.freshness, p.half_life * DAY
             )
         return value
 

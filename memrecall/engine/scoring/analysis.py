@@ -276,7 +276,6 @@ def term_counts(text: str) -> dict[str, int]:
 
 _IDENTIFIER = re.compile(r"(?<![a-z0-9_.-])[a-z0-9]+(?:[-_.][a-z0-9]+)+")
 _LETTER = re.compile(r"[a-z]")
-_ASCII_DIGIT = re.compile(r"[0-9]")
 
 IDENTIFIER = "id"
 """The kind of a compound identifier term (:func:`identifier_counts`)."""
@@ -308,7 +307,7 @@ def identifier_counts(text: str) -> dict[str, int]:
             continue
         for found in _IDENTIFIER.findall(piece):
             if _LETTER.search(found) and (
-                _ASCII_DIGIT.search(found) or "_" in found or "." in found or found.count("-") >= 2
+                _HAS_DIGIT.search(found) or "_" in found or "." in found or found.count("-") >= 2
             ):
                 counts[found] = counts.get(found, 0) + 1
     return counts

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["FreshnessPrior"]
+__all__ = ["FreshnessPrior", "freshness"]
+
+
+def freshness(mtime: float, newest: float, factor: float, half_life: float) -> float:
+    """The prior of a document written at ``mtime`` in a pool whose newest document was
+    written at ``newest``: ``1 + factor × 0.5 ** (age / half_life)`` (seconds)."""
+    age = max(0.0, newest - mtime)
+    value: float = 1.0 + factor * 0.5 ** (age / half_life)
+    return value
 
 
 class FreshnessPrior:
@@ -26,6 +34,7 @@ class FreshnessPrior:
     def __getitem__(self, position: int) -> float:
         value = self._known.get(position)
         if value is None:
-            age = max(0.0, self._newest - self._mtimes[position])
-            value = self._known[position] = 1.0 + self._factor * 0.5 ** (age / self._half_life)
+            value = self._known[position] = freshness(
+                self._mtimes[position], self._newest, self._factor, self._half_life
+            )
         return value

@@ -4,8 +4,8 @@
 store's ranker (:class:`memrecall.store.source.StoreRanker`, keys: memory ids) apply them
 alike, so that a memory store months old ranks as a memory tree does:
 
-* :func:`freshness` — the prior that decides near-ties (``1 + freshness × 0.5 ** (age /
-  half_life)``);
+* :func:`~memrecall.engine.scoring.freshness.freshness` — the prior that decides near-ties
+  (``1 + freshness × 0.5 ** (age / half_life)``);
 * :func:`subject_of` and :func:`similarity` — what a note is about, and how much two notes
   say alike (a weighted Jaccard index of their subject terms);
 * :func:`move_newer_up` — fresher facts first: a newer note on the same subject moves above
@@ -29,7 +29,6 @@ from memrecall.engine.scoring.features import DocumentFeatures, Params
 from memrecall.engine.scoring.query_rules import MatchedTerm
 
 __all__ = [
-    "freshness",
     "move_newer_up",
     "possible_updates",
     "similarity",
@@ -40,14 +39,6 @@ __all__ = [
 _K = TypeVar("_K", bound=Hashable)
 
 DAY = 86_400.0
-
-
-def freshness(mtime: float, newest: float, params: Params) -> float:
-    """The freshness prior of a document written at ``mtime`` in a pool whose newest
-    document was written at ``newest`` (seconds)."""
-    age = max(0.0, newest - mtime)
-    value: float = 1.0 + params.freshness * 0.5 ** (age / (params.half_life * DAY))
-    return value
 
 
 def subject_of(
