@@ -49,6 +49,7 @@ from memrecall.engine.scoring.fielded import (
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.time_rules import move_newer_up, possible_updates, unclear
+from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
 
@@ -184,6 +185,10 @@ class StoreRanker:
             lambda t: len(index._credit(t.term, t.kind)),
         ):
             del kept[doc]
+        words = query_words(query)
+        if not pasted:
+            for doc in elsewhere(kept, words, lambda term, kind: index._credit(term, kind).keys()):
+                del kept[doc]
         out = []
         params = index.params
         wanted = max(limit, 2, params.subject_window)
@@ -212,7 +217,7 @@ class StoreRanker:
             holders=lambda term, kind: index._credit(term, kind).keys(),
             says_change=index.says_change,
             params=params,
-            newest_wanted=pasted or asks_current(query_words(query)),
+            newest_wanted=pasted or asks_current(words),
         )
         margin = params.paste_margin
         # contenders: the documents that could be answers, as FieldedIndex._ranked counts them
@@ -238,10 +243,15 @@ class StoreRanker:
         newer = possible_updates(
             docs, order, mtime=index.mtime, similarity=index.similarity, params=params
         )
+        social = not pasted and strong_only(
+            query, words, lambda term, kind: bool(index._credit(term, kind))
+        )
         for doc in docs[:limit]:
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0
             judgement = thresholds.judge(coverage, own / idf_max)
+            if judgement is Judgement.WEAK and social:
+                judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.STRONG and doc in stale:
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is
             if judgement is Judgement.STRONG and lone is not None and lone.kind != "word":

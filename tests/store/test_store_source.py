@@ -37,9 +37,14 @@ if TYPE_CHECKING:
 from .helpers import GLOBAL, LEARNING, T0, TEACHING, ManualClock, new_memory
 
 WORDS = "deploy staging kubectl cluster blue green tea coffee editor vim charge charges".split()
+WORDS.append("home")
 UNSEEN = "zebra quasar nebula lantern orchid walrus".split()
 """Words no memory has: queries that share a word or two with a memory and name other
 things, so the answer floor (Thresholds.answer_coverage) decides some of them."""
+TURN = ["still", "thanks", "Quasar", "home", "office"]
+"""Query words the rules about how a question is asked read: a "still" question, thanks,
+a name no memory has (strong matches only), home (memories that never say it are out)
+unless the office is named too (turn_words)."""
 
 
 def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
@@ -126,7 +131,7 @@ async def test_documents_and_ranking_equal_a_fresh_index(
             snapshot.documents, thresholds=attrs.evolve(fresh.thresholds, answer_coverage=0.0)
         )
         for _ in range(3):
-            query = " ".join(rng.choices(WORDS + UNSEEN + ["still"], k=rng.randint(1, 5)))
+            query = " ".join(rng.choices(WORDS + UNSEEN + TURN, k=rng.randint(1, 5)))
             floored += bool(floorless.rank(query, 5)) and not fresh.rank(query, 5)
             exclude = set(rng.sample(range(len(wanted)), min(len(wanted), rng.randint(0, 2))))
             limit = rng.randint(1, 6)

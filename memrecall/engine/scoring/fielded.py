@@ -72,6 +72,14 @@ Rules about what a query is (issue 18, continued):
   is returned ("deploy", "update"). When that term is a lone CJK bigram it is never
   fast-delivered: it may be a piece of a longer word of the memory (``服务`` of
   ``服务器``).
+* **What kind of turn.** (:mod:`memrecall.engine.scoring.turn_words`, not for a paste.)
+  A turn with thanks, a greeting or an apology ("Danke dir, das hat echt geholfen",
+  "감사합니다"), or one that names something no memory knows (a capitalised word inside a
+  sentence: "a pivot table in *Excel*"), is answered only by documents judged strong: one
+  that shares a word with it in passing is judged none. A question about the asker's home,
+  family or life outside work ("家里路由器的密码", "la macchina del caffè di casa mia", the
+  weather) is answered only by documents that speak of it too, unless it also names the
+  office, the job or the team ("the office VPN from home").
 * **Runs of CJK bigrams.** In the ordering of the first
   2 × :attr:`Params.subject_window` (never in the judgement), a bigram that
   overlaps, right after it, another bigram of the query the document also has
@@ -157,6 +165,7 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
+from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
 
@@ -632,6 +641,9 @@ class FieldedIndex:
         lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
         own = {i: v for i, v in scores.items() if v > 0.0 and v >= lowest and i not in exclude}
         muted = self._common_only(own, terms)
+        words = query_words(query)
+        if not pasted:
+            muted.update(elsewhere(own, words, lambda t, k: self._credited(t, k)[0]))
         if floor:
             for i in muted:
                 del own[i]
@@ -668,7 +680,8 @@ class FieldedIndex:
         # a paste shows the state the user is in; a question that asks whether something
         # still holds is asked in the words of what its asker last knew: either way the
         # newer of two notes on one subject says what holds now
-        newest_wanted = pasted or asks_current(query_words(query))
+        newest_wanted = pasted or asks_current(words)
+        social = not pasted and strong_only(query, words, lambda t, k: bool(self._keys(t, k)))
         stale = self._same_subject(ranked, order, terms, newest_wanted=newest_wanted)
         if pasted:
             stale.update(self._unclear(ranked, order, stale))
@@ -701,6 +714,8 @@ class FieldedIndex:
             coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
             evidence = own[i] / idf_max
             judgement = Judgement.NONE if i in muted else judge(coverage, evidence)
+            if judgement is Judgement.WEAK and social:
+                judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.STRONG and (i in successor or i in stale):
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast
             if floor and not keep_none and judgement is Judgement.NONE:

@@ -1,0 +1,500 @@
+"""What kind of turn a query is (issue 18, silence on small talk).
+
+Phrases in many languages, matched on the terms
+:func:`~memrecall.engine.scoring.analysis.analyze` cuts (lower case, accents folded, CJK as
+bigrams, stopwords included): a phrase is in a query when every one of its terms is.
+
+* **Social phrases** (:data:`SOCIAL_PHRASES`): thanks, greetings, apologies, goodbyes
+  ("thanks, that fixed it", "Guten Morgen!", "감사합니다", "你好呀"). The user is talking to the
+  assistant, not asking about the memories; a memory that shares a word with the turn in
+  passing ("das *hat* echt geholfen", "chúc bạn *một* ngày") is no answer. Such a turn is
+  answered only by memories judged strong (:func:`strong_only`).
+* **Names** (:func:`names`): a capitalised word inside a sentence ("a pivot table in
+  *Excel*", "a LEFT JOIN in *SQL*", "*iPhone*"). When no memory knows any of a name's words,
+  the question is about that thing, and only a strong match answers it (:func:`strong_only`).
+* **Private life** (:data:`PRIVATE_PHRASES`): home, family, partner, the weather, cooking,
+  films, sport ("my sister's wedding speech", "家里路由器", "la macchina del caffè di casa
+  mia", "Mi hijo quiere aprender Python"). Such a question is about the asker's own life; a
+  memory that never speaks of it (the office's coffee machine, the guest Wi-Fi, the team's
+  Python versions) answers something else, however many words they share (:func:`elsewhere`).
+  A memory that does speak of it (one that names the user's daughter, or working from home)
+  still counts, and so does every memory when the question also names work
+  (:data:`WORK_PHRASES`: "the office network from home", "zu Hause ins Büro").
+
+Words that commonly mean something else are left out, as in
+:mod:`~memrecall.engine.scoring.change_words`: Spanish *son* (they are), French *femme* and
+German *Frau* alone (woman, a title: "Frau Keller"), *personal* and *personnel* (personal data,
+staff), *child* and *family* (a child process, a font family), Vietnamese *con* (also
+"still" once folded), English *bad* (of "my bad"). The rules are functions of a few callables,
+so that :class:`~memrecall.engine.scoring.fielded.FieldedIndex` and the store's ranker apply
+them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Hashable, Iterable
+from typing import TypeVar
+
+import regex
+
+from memrecall.engine.scoring.analysis import analyze
+
+__all__ = [
+    "GERMAN_MARKERS",
+    "PRIVATE_PHRASES",
+    "SOCIAL_PHRASES",
+    "WORK_PHRASES",
+    "Phrase",
+    "elsewhere",
+    "names",
+    "private_phrases",
+    "says_social",
+    "strong_only",
+]
+
+_K = TypeVar("_K", bound=Hashable)
+"""A document key: a pool position in the index, a memory id in the store's index."""
+
+SOCIAL_PHRASES = (
+    # English
+    "thanks",
+    "thank you",
+    "thx",
+    "cheers",
+    "hello",
+    "hey",
+    "good morning",
+    "good night",
+    "goodbye",
+    "bye",
+    "sorry",
+    "never mind",
+    "nevermind",
+    "lol",
+    "haha",
+    "ugh",
+    # German, Dutch
+    "danke",
+    "vielen dank",
+    "hallo",
+    "moin",
+    "guten morgen",
+    "guten tag",
+    "tschuss",
+    "bedankt",
+    "dank je",
+    "goedemorgen",
+    # French
+    "merci",
+    "bonjour",
+    "bonsoir",
+    "salut",
+    "coucou",
+    # Spanish
+    "gracias",
+    "hola",
+    "buenos dias",
+    "buenas tardes",
+    "buenas noches",
+    # Portuguese
+    "obrigado",
+    "obrigada",
+    "valeu",
+    "bom dia",
+    "boa noite",
+    # Italian
+    "grazie",
+    "ciao",
+    "buongiorno",
+    "buonasera",
+    # Russian
+    "спасибо",
+    "привет",
+    "здравствуйте",
+    "доброе утро",
+    "добрый день",
+    # Arabic
+    "شكرا",
+    "مرحبا",
+    "صباح الخير",
+    "مساء الخير",
+    # Vietnamese (folded)
+    "xin chao",
+    "chao ban",
+    # Chinese
+    "你好",
+    "您好",
+    "谢谢",
+    "多谢",
+    "辛苦了",
+    "早上好",
+    "晚安",
+    # Japanese
+    "ありがとう",
+    "こんにちは",
+    "おはよう",
+    "こんばんは",
+    "お疲れ様",
+    "お疲れさま",
+    "すみません",
+    "ごめん",
+    # Korean
+    "감사합니다",
+    "고맙습니다",
+    "고마워",
+    "안녕하세요",
+    "안녕",
+    "수고하셨습니다",
+    "미안",
+)
+"""Thanks, greetings, apologies and goodbyes (see the module's docstring)."""
+
+PRIVATE_PHRASES = (
+    # English
+    "home",
+    "my house",
+    "wife",
+    "husband",
+    "daughter",
+    "kid",
+    "kids",
+    "mom",
+    "mum",
+    "dad",
+    "mother",
+    "father",
+    "sister",
+    "brother",
+    "girlfriend",
+    "boyfriend",
+    "my friend",
+    "wedding",
+    # German, Dutch
+    "zu hause",
+    "zuhause",
+    "daheim",
+    "meine frau",
+    "mein mann",
+    "sohn",
+    "tochter",
+    "kinder",
+    "mutter",
+    "vater",
+    "schwester",
+    "bruder",
+    "freundin",
+    "familie",
+    "thuis",
+    # French
+    "maison",
+    "chez moi",
+    "chez nous",
+    "mon mari",
+    "fils",
+    "fille",
+    "enfant",
+    "enfants",
+    "pere",
+    "soeur",
+    "frere",
+    "copine",
+    "copain",
+    "famille",
+    # Spanish
+    "hijo",
+    "hija",
+    "hijos",
+    "ninos",
+    "esposa",
+    "esposo",
+    "marido",
+    "hermana",
+    "hermano",
+    "novia",
+    "novio",
+    "familia",
+    # Portuguese
+    "filho",
+    "filha",
+    "filhos",
+    "irma",
+    "irmao",
+    "namorada",
+    "namorado",
+    # Italian
+    "casa",
+    "figlio",
+    "figlia",
+    "figli",
+    "moglie",
+    "marito",
+    "sorella",
+    "fratello",
+    "fidanzata",
+    "famiglia",
+    # Russian
+    "дома",
+    "сын",
+    "дочь",
+    "дочка",
+    "дети",
+    "жена",
+    "муж",
+    "мама",
+    "папа",
+    "сестра",
+    "брат",
+    "семья",
+    "семьи",
+    # Vietnamese (folded)
+    "gia dinh",
+    # Chinese
+    "家里",
+    "我家",
+    "老婆",
+    "老公",
+    "儿子",
+    "女儿",
+    "孩子",
+    "妈妈",
+    "爸爸",
+    "女朋友",
+    "男朋友",
+    "家人",
+    "家庭",
+    # Japanese
+    "家族",
+    "子供",
+    "子ども",
+    "息子",
+    "実家",
+    "彼女",
+    "彼氏",
+    "旦那",
+    # Korean
+    "우리 아들",
+    "아들",
+    "남편",
+    "아내",
+    "가족",
+    "엄마",
+    "아빠",
+    "여자친구",
+    "남자친구",
+    # life outside work: the weather, cooking, films and novels, sport, birthdays
+    *("weather", "forecast", "wetter", "meteo", "pleuvoir", "pluie", "lluvia", "llover"),
+    *("chuva", "chover", "pioggia", "погода", "дождь", "天气", "下雨", "天気", "날씨"),
+    *("recipe", "recipes", "rezept", "kochen", "backen", "recette", "cuisiner", "receta"),
+    *("cocinar", "receita", "cozinhar", "ricetta", "cucinare", "рецепт", "菜谱", "レシピ"),
+    *("movie", "movies", "film", "novel", "映画", "电影", "영화", "pelicula", "filme", "фильм"),
+    *("football", "soccer", "足球", "サッカー", "축구", "futbol", "futebol"),
+    *("birthday", "geburtstag", "anniversaire", "cumpleanos", "aniversario", "compleanno"),
+    *("生日", "誕生日", "생일"),
+)
+"""Home, family, partner, one's personal things, and life outside work: the weather,
+cooking, films and novels, sport (see the module's docstring)."""
+
+
+WORK_PHRASES = (
+    # English
+    "office",
+    "work",
+    "job",
+    "company",
+    "colleague",
+    "colleagues",
+    "coworker",
+    "team",
+    "boss",
+    "manager",
+    "client",
+    "customer",
+    "vpn",
+    # German, Dutch
+    "buro",
+    "arbeit",
+    "firma",
+    "kollegen",
+    "kollegin",
+    "kantoor",
+    "werk",
+    # French
+    "bureau",
+    "travail",
+    "boulot",
+    "collegue",
+    "collegues",
+    "entreprise",
+    # Spanish, Portuguese, Italian
+    "oficina",
+    "trabajo",
+    "empresa",
+    "escritorio",
+    "trabalho",
+    "ufficio",
+    "lavoro",
+    "azienda",
+    "colleghi",
+    # Russian
+    "офис",
+    "работа",
+    "работе",
+    "работы",
+    "коллеги",
+    # Vietnamese (folded)
+    "van phong",
+    "cong ty",
+    # Chinese
+    "公司",
+    "办公室",
+    "上班",
+    "同事",
+    # Japanese
+    "会社",
+    "職場",
+    "出社",
+    "社内",
+    "オフィス",
+    # Korean
+    "회사",
+    "사무실",
+    "출근",
+    "동료",
+)
+"""The office, the job, the team: a question that names one of them beside home or family
+("the office network from home", "zu Hause ins Büro") is about work."""
+
+
+Phrase = frozenset[tuple[str, str]]
+"""A phrase as its ``(kind, term)`` pairs."""
+
+
+def _terms(phrases: Iterable[str]) -> tuple[Phrase, ...]:
+    out = []
+    for phrase in phrases:
+        terms = frozenset(analyze(phrase))
+        if not terms:
+            raise ValueError(f"a turn phrase with no terms: {phrase!r}")
+        out.append(terms)
+    return tuple(out)
+
+
+_SOCIAL = _terms(SOCIAL_PHRASES)
+_PRIVATE = _terms(PRIVATE_PHRASES)
+_WORK = _terms(WORK_PHRASES)
+
+
+def _held(words: Collection[str], phrase: Phrase) -> bool:
+    return all(term in words for _, term in phrase)
+
+
+def says_social(words: Collection[str]) -> bool:
+    """Whether a query whose terms (:func:`~memrecall.engine.scoring.analysis.query_words`)
+    are ``words`` holds a social phrase."""
+    return any(_held(words, phrase) for phrase in _SOCIAL)
+
+
+def private_phrases(words: Collection[str]) -> list[Phrase]:
+    """The private-life phrases a query whose terms are ``words`` holds, none when it also
+    names work (:data:`WORK_PHRASES`)."""
+    found = [phrase for phrase in _PRIVATE if _held(words, phrase)]
+    if found and any(_held(words, phrase) for phrase in _WORK):
+        return []
+    return found
+
+
+GERMAN_MARKERS = frozenset(
+    {
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "und",
+        "ist",
+        "ich",
+        "wir",
+        "nicht",
+        "mit",
+        "ein",
+        "eine",
+        "einen",
+        "fur",
+        "auf",
+        "wie",
+        "wann",
+        "was",
+        "noch",
+        "bei",
+        "mein",
+        "meinen",
+        "meine",
+        "sich",
+        "sind",
+        "wird",
+        "werden",
+        "kann",
+        "gibt",
+    }
+)
+"""Words of German, a language that writes every noun with a capital: a question holding
+one of them names nothing by its capitals (:func:`names`)."""
+
+_SENTENCES = regex.compile(r"[.!?;:\n\"“”«»()\[\]¿¡。？！：；「」『』（）]+")
+_LATIN = regex.compile(r"\p{Latin}[\p{Latin}\p{N}]*(?:['’][\p{Latin}]+)?", regex.V1)
+_CJK_TEXT = regex.compile(
+    r"[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]"
+)
+
+
+def names(query: str, words: Collection[str]) -> list[str]:
+    """The words of ``query`` that name something: a Latin-script word with a capital letter
+    that does not open its sentence (``Excel``, ``iPhone``, ``SQL``, ``Lyon``), or that
+    opens one written in Chinese, Japanese or Korean (``Amazonのレビュー``). None in a German
+    question (its terms ``words`` hold a :data:`GERMAN_MARKERS` word): German capitalises
+    every noun."""
+    if not GERMAN_MARKERS.isdisjoint(words):
+        return []
+    out: list[str] = []
+    for sentence in _SENTENCES.split(query):
+        cjk = _CJK_TEXT.search(sentence) is not None
+        for position, match in enumerate(_LATIN.finditer(sentence)):
+            word = match.group()
+            if len(word) > 1 and (cjk or position > 0) and any(ch.isupper() for ch in word):
+                out.append(word)
+    return out
+
+
+def strong_only(query: str, words: Collection[str], known: Callable[[str, str], bool]) -> bool:
+    """Whether only a memory judged strong answers ``query`` (not a paste; ``words`` are its
+    terms): it holds a social phrase, or it names something (:func:`names`) none of whose
+    words the pool knows (``known(term, kind)``): "a pivot table in Excel", "a LEFT JOIN in
+    SQL" where no memory says Excel or SQL is about that thing, and a memory that shares a
+    word with it in passing is no answer."""
+    if says_social(words):
+        return True
+    for name in names(query, words):
+        found = [(kind, term) for kind, term in analyze(name) if kind == "word"]
+        if found and not any(known(term, kind) for kind, term in found):
+            return True
+    return False
+
+
+def elsewhere(
+    candidates: Iterable[_K], words: Collection[str], holders: Callable[[str, str], Iterable[_K]]
+) -> set[_K]:
+    """The ``candidates`` that speak of none of the private-life phrases the query (terms
+    ``words``) holds (:func:`private_phrases`; judged none); none when it holds none.
+    ``holders(term, kind)`` gives the documents that have a term (or a form of it)."""
+    phrases = private_phrases(words)
+    remaining = set(candidates)
+    if not phrases or not remaining:
+        return set()
+    for phrase in phrases:
+        held: set[_K] | None = None
+        for kind, term in sorted(phrase):
+            docs = remaining.intersection(holders(term, kind))
+            held = docs if held is None else held & docs
+        remaining.difference_update(held or ())
+    return remaining

@@ -1,0 +1,174 @@
+"""What kind of turn a query is (issue 18, silence on small talk): thanks and greetings are
+answered only by a strong match, a question about one's home or family only by memories that
+speak of it, and a question naming something no memory knows only by a strong match."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memrecall.engine.scoring.analysis import query_words
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.judgement import Judgement, Thresholds
+from memrecall.engine.scoring.turn_words import (
+    elsewhere,
+    names,
+    private_phrases,
+    says_social,
+    strong_only,
+)
+from tests.factories import filler, memory
+
+SPLIT = Thresholds(0.0, 0.0, 0.5, 0.0)
+"""Any match is at least weak, and strong from half the query's weight up: coverage alone
+decides, so a test can say which documents are strong."""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "thanks a lot, that fixed it",
+        "Danke dir, das hat echt geholfen!",
+        "Vielen Dank für deine Hilfe gestern",
+        "Merci beaucoup, bonne soirée",
+        "Valeu demais pela ajuda!",
+        "Спасибо, всё заработало",
+        "صباح الخير",
+        "Chào bạn, chúc bạn một ngày tốt lành!",
+        "你好呀，终于到周五了",
+        "ありがとうございます！",
+        "감사합니다 좋은 하루 보내세요!",
+        "Guten Morgen! Was für ein grauer Montag heute.",
+    ],
+)
+def test_thanks_and_greetings_are_social_in_many_languages(query: str) -> None:
+    assert says_social(query_words(query))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "the ledger canary looks bad, how do I abort it?",  # "bad" alone is no apology
+        "where do the mobile crash reports go?",
+        "Wann fährt der Shuttle morgens ab?",  # "Morgen" without "guten"
+        "设置里的通知怎么关？",
+        "明日のデプロイ時間は？",
+    ],
+)
+def test_ordinary_questions_are_not_social(query: str) -> None:
+    assert not says_social(query_words(query))
+
+
+@pytest.mark.parametrize(
+    ("query", "private"),
+    [
+        ("家里路由器的WiFi密码忘了，怎么重置？", True),
+        ("Mi hijo quiere aprender Python, ¿qué versión le instalo?", True),
+        ("Come si toglie il calcare dalla macchina del caffè di casa mia?", True),
+        ("My sister asked me to review her wedding speech", True),
+        ("Mein Drucker zu Hause druckt nur noch Streifen", True),
+        ("우리 아들 생일 선물 추천해줘", True),
+        # home or family beside the office, the job or the team: a question about work
+        ("how do I reach the office network from home?", False),
+        ("Wie komm ich von zu Hause ins Büro-VPN?", False),
+        ("Comment je me connecte au VPN du bureau depuis chez moi ?", False),
+        ("Who do I report a personal data breach to?", False),  # "personal" is not private
+        ("¿Cuáles son los límites de subida?", False),  # Spanish "son" is "they are"
+    ],
+)
+def test_private_life_phrases(query: str, private: bool) -> None:
+    assert bool(private_phrases(query_words(query))) is private
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("how do I make a pivot table in Excel?", ["Excel"]),
+        ("how to write a LEFT JOIN in SQL", ["LEFT", "JOIN", "SQL"]),
+        ("Pythonのリスト内包表記とは", ["Python"]),
+        ("怎么在iPhone上截长图？", ["iPhone"]),
+        ("Deploys freeze on Friday. Is that still true?", ["Friday"]),
+        ("where is the default namespace 是什么", []),  # lower case: words, not names
+        ("Wann fährt der Firmen-Shuttle vom Bahnhof ab?", []),  # German nouns
+    ],
+)
+def test_names_are_capitalised_words_inside_a_sentence(query: str, named: list[str]) -> None:
+    assert names(query, query_words(query)) == named
+
+
+def _pool() -> list:  # type: ignore[type-arg]
+    return [
+        memory("Guest Wi-Fi password", "", "The guest Wi-Fi password changes daily."),
+        memory("Meeting notes", "", "The table of action items from the payments sync."),
+        memory("Office VPN", "", "Connect to the office VPN with the acme profile."),
+        memory("Home office", "", "Working from home on Fridays: the home router is a Fritzbox."),
+        *filler(20),
+    ]
+
+
+def test_a_question_about_home_is_answered_only_by_memories_that_speak_of_it() -> None:
+    index = FieldedIndex.of(_pool(), thresholds=SPLIT)
+    assert index.rank("how do I reset the Wi-Fi password?", 5)[0] == 0
+    # asked about the home Wi-Fi: the guest Wi-Fi memory answers something else
+    asked = index.rank("how do I reset my home Wi-Fi password?", 5)
+    assert 0 not in asked
+    assert asked == [3]
+    # from home to the office: a question about work, answered as before
+    assert index.rank("how do I reach the office VPN from home?", 5)[0] == 2
+
+
+def test_thanks_get_only_a_strong_match() -> None:
+    index = FieldedIndex.of(_pool(), thresholds=SPLIT)
+    assert index.judge("the action items look right", 5)  # weak matches without thanks
+    assert index.judge("thanks, the action items look right", 5) == []
+    assert index.rank("thanks! what is the guest Wi-Fi password?", 5)[0] == 0
+
+
+def test_a_question_naming_what_no_memory_knows_gets_only_a_strong_match() -> None:
+    pool = _pool()
+    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    assert index.judge("how do I make a pivot table?", 5)  # "table": a weak match
+    assert index.judge("how do I make a pivot table in Excel?", 5) == []
+    # once a memory says Excel, the name is known, and the question is answered
+    known = FieldedIndex.of(
+        [*pool, memory("Budget sheet", "", "The budget lives in Excel, one table per team.")],
+        thresholds=SPLIT,
+    )
+    assert known.rank("how do I make a pivot table in Excel?", 1) == [len(pool)]
+
+
+VOCABULARY = ["home", "office", "wifi", "password", "table", "router", "budget", "Excel"]
+QUERY_WORDS = [*VOCABULARY, "thanks", "Zebra", "how", "my", "kids", "zu", "Hause"]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    contents=st.lists(
+        st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5), min_size=1, max_size=6
+    ),
+    asked=st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=6),
+)
+def test_the_turn_rules_hold_for_any_pool_and_query(
+    contents: list[list[str]], asked: list[str]
+) -> None:
+    pool = [memory(f"m{i}", "", " ".join(words)) for i, words in enumerate(contents)]
+    pool += filler(10)
+    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    query = "Well, " + " ".join(asked)
+    words = query_words(query)
+    judged = index.judge(query, 10)
+    known = {term for doc in contents for word in doc for term in query_words(word)}
+    if strong_only(query, words, lambda term, kind: term in known):
+        assert all(j is Judgement.STRONG for _, j in judged)
+    phrases = private_phrases(words)
+    if phrases:
+        terms = [query_words(" ".join(doc)) for doc in contents]
+        holders = {
+            (kind, term): {i for i, held in enumerate(terms) if term in held}
+            for phrase in phrases
+            for kind, term in phrase
+        }
+        assert not elsewhere([i for i, _ in judged], words, lambda t, k: holders[(k, t)])
+        for i, _ in judged:
+            assert any(all(i in holders[pair] for pair in phrase) for phrase in phrases)
