@@ -85,6 +85,19 @@ def test_thresholds_round_trip_through_json(tmp_path: Path) -> None:
         Thresholds.from_json({"weak": {}})
 
 
+def test_the_strong_fit_does_not_rest_on_a_single_case() -> None:
+    # twenty answers at coverage 0.5, one more at 0.3, and a small-talk turn whose wrong
+    # memory reaches 0.4: fast-delivering down to 0.3 gives 21 right of 22 (95.5%), which
+    # reaches 95% only as long as no other turn goes wrong
+    observed = [seen(f"a{i}", [(True, 0.5, 1.0)]) for i in range(20)]
+    observed += [seen("b", [(True, 0.3, 1.0)]), seen("n", [(False, 0.4, 1.0)], answerable=False)]
+    t = fit(observed, target=0.95)
+    assert 0.4 < t.strong_coverage < 0.5
+    result = outcome(observed, t)
+    assert (result.fast_sent, result.fast_right) == (20, 20)
+    assert result.cautious_precision() == 20 / 21
+
+
 def test_split_uses_the_number_in_the_case_id() -> None:
     items = [seen(i, [(True, 1, 1)]) for i in ("en-01", "en-02", "zh-10", "x", "y")]
     fitted, held = split(items)
@@ -100,7 +113,8 @@ def test_fit_separates_relevant_from_noise() -> None:
         seen("n1", [(False, 0.1, 0.2)], answerable=False),
         seen("n2", [(False, 0.7, 0.1)], answerable=False),
     ]
-    t = fit(observed, target=1.0)
+    # three right deliveries reach 0.75 even with one more wrong one (3 / 4)
+    t = fit(observed, target=0.75)
     result = outcome(observed, t)
     assert result.recall_at_5 == 1.0
     assert result.no_result_recall == 1.0
