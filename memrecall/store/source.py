@@ -187,7 +187,8 @@ class StoreRanker:
             del kept[doc]
         words = query_words(query)
         if not pasted:
-            for doc in elsewhere(kept, words, lambda term, kind: index._credit(term, kind).keys()):
+            holders = lambda term, kind: index._credit(term, kind).keys()  # noqa: E731
+            for doc in elsewhere(kept, query, words, holders):
                 del kept[doc]
         out = []
         params = index.params
@@ -243,14 +244,19 @@ class StoreRanker:
         newer = possible_updates(
             docs, order, mtime=index.mtime, similarity=index.similarity, params=params
         )
-        social = not pasted and strong_only(
-            query, words, lambda term, kind: bool(index._credit(term, kind))
+        limited = (
+            None
+            if pasted
+            else strong_only(query, words, lambda term, kind: bool(index._credit(term, kind)))
         )
+        let_through: set[str] = set()
+        for kind, term in limited or ():
+            let_through.update(index._credit(term, kind).keys())
         for doc in docs[:limit]:
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0
             judgement = thresholds.judge(coverage, own / idf_max)
-            if judgement is Judgement.WEAK and social:
+            if judgement is Judgement.WEAK and limited is not None and doc not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.STRONG and doc in stale:
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is

@@ -643,7 +643,7 @@ class FieldedIndex:
         muted = self._common_only(own, terms)
         words = query_words(query)
         if not pasted:
-            muted.update(elsewhere(own, words, lambda t, k: self._credited(t, k)[0]))
+            muted.update(elsewhere(own, query, words, lambda t, k: self._credited(t, k)[0]))
         if floor:
             for i in muted:
                 del own[i]
@@ -681,7 +681,10 @@ class FieldedIndex:
         # still holds is asked in the words of what its asker last knew: either way the
         # newer of two notes on one subject says what holds now
         newest_wanted = pasted or asks_current(words)
-        social = not pasted and strong_only(query, words, lambda t, k: bool(self._keys(t, k)))
+        limited = None if pasted else strong_only(query, words, lambda t, k: bool(self._keys(t, k)))
+        let_through: set[int] = set()
+        for kind, term in limited or ():
+            let_through.update(self._credited(term, kind)[0])
         stale = self._same_subject(ranked, order, terms, newest_wanted=newest_wanted)
         if pasted:
             stale.update(self._unclear(ranked, order, stale))
@@ -714,7 +717,7 @@ class FieldedIndex:
             coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
             evidence = own[i] / idf_max
             judgement = Judgement.NONE if i in muted else judge(coverage, evidence)
-            if judgement is Judgement.WEAK and social:
+            if judgement is Judgement.WEAK and limited is not None and i not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.STRONG and (i in successor or i in stale):
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast

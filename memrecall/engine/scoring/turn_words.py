@@ -37,13 +37,14 @@ from typing import TypeVar
 
 import regex
 
-from memrecall.engine.scoring.analysis import analyze
+from memrecall.engine.scoring.analysis import analyze, query_candidates, query_words
 
 __all__ = [
     "GERMAN_MARKERS",
     "PRIVATE_PHRASES",
     "SOCIAL_PHRASES",
     "WORK_PHRASES",
+    "Pair",
     "Phrase",
     "elsewhere",
     "names",
@@ -290,15 +291,20 @@ PRIVATE_PHRASES = (
     *("football", "soccer", "足球", "サッカー", "축구", "futbol", "futebol"),
     *("birthday", "geburtstag", "anniversaire", "cumpleanos", "aniversario", "compleanno"),
     *("生日", "誕生日", "생일"),
+    # one's own phone and photos (a memory about the company phone speaks of a phone)
+    *("phone", "smartphone", "handy", "telephone", "celular", "telefono", "телефон"),
+    *("телефоне", "手机", "スマホ", "携帯", "핸드폰", "휴대폰", "dien thoai"),
+    *("photo", "photos", "foto", "fotos", "фото", "照片", "写真", "사진"),
 )
 """Home, family, partner, one's personal things, and life outside work: the weather,
-cooking, films and novels, sport (see the module's docstring)."""
+cooking, films and novels, sport, one's phone and photos (see the module's docstring)."""
 
 
 WORK_PHRASES = (
     # English
     "office",
     "work",
+    "working",
     "job",
     "company",
     "colleague",
@@ -365,7 +371,10 @@ WORK_PHRASES = (
 ("the office network from home", "zu Hause ins Büro") is about work."""
 
 
-Phrase = frozenset[tuple[str, str]]
+Pair = tuple[str, str]
+"""A term as ``(kind, term)``."""
+
+Phrase = frozenset[Pair]
 """A phrase as its ``(kind, term)`` pairs."""
 
 
@@ -441,6 +450,12 @@ GERMAN_MARKERS = frozenset(
 """Words of German, a language that writes every noun with a capital: a question holding
 one of them names nothing by its capitals (:func:`names`)."""
 
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april"
+    " may june july august september october november december ok okay".split()
+)
+"""English words written with a capital that name nothing a memory could know of."""
+
 _SENTENCES = regex.compile(r"[.!?;:\n\"“”«»()\[\]¿¡。？！：；「」『』（）]+")
 _LATIN = regex.compile(r"\p{Latin}[\p{Latin}\p{N}]*(?:['’][\p{Latin}]+)?", regex.V1)
 _CJK_TEXT = regex.compile(
@@ -461,32 +476,67 @@ def names(query: str, words: Collection[str]) -> list[str]:
         cjk = _CJK_TEXT.search(sentence) is not None
         for position, match in enumerate(_LATIN.finditer(sentence)):
             word = match.group()
-            if len(word) > 1 and (cjk or position > 0) and any(ch.isupper() for ch in word):
+            if (
+                len(word) > 1
+                and (cjk or position > 0)
+                and any(ch.isupper() for ch in word)
+                and word.lower() not in _CALENDAR
+            ):
                 out.append(word)
     return out
 
 
-def strong_only(query: str, words: Collection[str], known: Callable[[str, str], bool]) -> bool:
-    """Whether only a memory judged strong answers ``query`` (not a paste; ``words`` are its
-    terms): it holds a social phrase, or it names something (:func:`names`) none of whose
-    words the pool knows (``known(term, kind)``): "a pivot table in Excel", "a LEFT JOIN in
-    SQL" where no memory says Excel or SQL is about that thing, and a memory that shares a
-    word with it in passing is no answer."""
+_CLAUSES = regex.compile(r"[.!?;:\n—–。？！：；]+|\s-\s")
+
+
+def _free_terms(query: str, marked: Callable[[Collection[str]], bool]) -> frozenset[Pair]:
+    """The topical terms (no common words) of the clauses of ``query`` that ``marked`` (read
+    on a clause's terms) does not mark: "my kid is sick so I'm off tomorrow — who's on the
+    payments pager?" asks its question in a clause of its own."""
+    out: set[Pair] = set()
+    for clause in _CLAUSES.split(query):
+        if clause.strip() and not marked(query_words(clause)):
+            out.update((qt.kind, qt.term) for qt in query_candidates(clause) if not qt.common)
+    return frozenset(out)
+
+
+def strong_only(
+    query: str, words: Collection[str], known: Callable[[str, str], bool]
+) -> frozenset[Pair] | None:
+    """Whether only memories judged strong answer ``query`` (not a paste; ``words`` are its
+    terms), and which query terms still let a weak memory through; None when any may.
+
+    * The query names things (:func:`names`) and the pool knows fewer than half of them
+      (``known(term, kind)``): "a pivot table in Excel", "a LEFT JOIN in SQL" where no memory
+      says Excel or SQL. The question is about those things; a memory that shares a word with
+      it in passing is no answer, and no term lets one through. ("The Sentry project's URL"
+      is about Sentry, which a memory knows, whether or not one says URL.)
+    * It holds a social phrase: a weak memory still counts when it holds a topical term of a
+      clause without one ("thanks! one more thing: which provider sends the SMS codes?").
+    """
+    found = [
+        [(kind, term) for kind, term in analyze(name) if kind == "word"]
+        for name in names(query, words)
+    ]
+    unknown = sum(not any(known(term, kind) for kind, term in pairs) for pairs in found if pairs)
+    if unknown * 2 > sum(1 for pairs in found if pairs):
+        return frozenset()
     if says_social(words):
-        return True
-    for name in names(query, words):
-        found = [(kind, term) for kind, term in analyze(name) if kind == "word"]
-        if found and not any(known(term, kind) for kind, term in found):
-            return True
-    return False
+        return _free_terms(query, says_social)
+    return None
 
 
 def elsewhere(
-    candidates: Iterable[_K], words: Collection[str], holders: Callable[[str, str], Iterable[_K]]
+    candidates: Iterable[_K],
+    query: str,
+    words: Collection[str],
+    holders: Callable[[str, str], Iterable[_K]],
 ) -> set[_K]:
     """The ``candidates`` that speak of none of the private-life phrases the query (terms
     ``words``) holds (:func:`private_phrases`; judged none); none when it holds none.
-    ``holders(term, kind)`` gives the documents that have a term (or a form of it)."""
+    ``holders(term, kind)`` gives the documents that have a term (or a form of it). A
+    memory that holds a topical term of a clause without a private phrase still counts:
+    "my kid is sick so I'm off tomorrow — who's on the payments pager?" asks about work."""
     phrases = private_phrases(words)
     remaining = set(candidates)
     if not phrases or not remaining:
@@ -497,4 +547,8 @@ def elsewhere(
             docs = remaining.intersection(holders(term, kind))
             held = docs if held is None else held & docs
         remaining.difference_update(held or ())
+    for kind, term in sorted(_free_terms(query, lambda w: bool(private_phrases(w)))):
+        if not remaining:
+            break
+        remaining.difference_update(holders(term, kind))
     return remaining
