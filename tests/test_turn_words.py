@@ -91,6 +91,7 @@ def test_private_life_phrases(query: str, private: bool) -> None:
         ("Deploys freeze on Friday. Is Terraform still used?", ["Terraform"]),
         ("where is the default namespace 是什么", []),  # lower case: words, not names
         ("Wann fährt der Firmen-Shuttle vom Bahnhof ab?", []),  # German nouns
+        ("what was the Zoom link?", ["Zoom"]),  # English "was" is no German marker
     ],
 )
 def test_names_are_capitalised_words_inside_a_sentence(query: str, named: list[str]) -> None:

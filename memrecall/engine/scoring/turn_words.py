@@ -388,26 +388,41 @@ def _terms(phrases: Iterable[str]) -> tuple[Phrase, ...]:
     return tuple(out)
 
 
-_SOCIAL = _terms(SOCIAL_PHRASES)
-_PRIVATE = _terms(PRIVATE_PHRASES)
-_WORK = _terms(WORK_PHRASES)
+def _keyed(phrases: tuple[Phrase, ...]) -> dict[str, tuple[Phrase, ...]]:
+    """The phrases by one of their terms (the longest), so that a query is checked only
+    against the phrases one of whose terms it holds."""
+    keyed: dict[str, list[Phrase]] = {}
+    for phrase in phrases:
+        key = max(sorted(term for _, term in phrase), key=len)
+        keyed.setdefault(key, []).append(phrase)
+    return {key: tuple(found) for key, found in keyed.items()}
 
 
-def _held(words: Collection[str], phrase: Phrase) -> bool:
-    return all(term in words for _, term in phrase)
+_SOCIAL = _keyed(_terms(SOCIAL_PHRASES))
+_PRIVATE = _keyed(_terms(PRIVATE_PHRASES))
+_WORK = _keyed(_terms(WORK_PHRASES))
+
+
+def _found(words: Collection[str], keyed: dict[str, tuple[Phrase, ...]]) -> list[Phrase]:
+    return [
+        phrase
+        for term in sorted(words)
+        for phrase in keyed.get(term, ())
+        if all(t in words for _, t in phrase)
+    ]
 
 
 def says_social(words: Collection[str]) -> bool:
     """Whether a query whose terms (:func:`~memrecall.engine.scoring.analysis.query_words`)
     are ``words`` holds a social phrase."""
-    return any(_held(words, phrase) for phrase in _SOCIAL)
+    return bool(_found(words, _SOCIAL))
 
 
 def private_phrases(words: Collection[str]) -> list[Phrase]:
     """The private-life phrases a query whose terms are ``words`` holds, none when it also
     names work (:data:`WORK_PHRASES`)."""
-    found = [phrase for phrase in _PRIVATE if _held(words, phrase)]
-    if found and any(_held(words, phrase) for phrase in _WORK):
+    found = _found(words, _PRIVATE)
+    if found and _found(words, _WORK):
         return []
     return found
 
@@ -419,7 +434,6 @@ GERMAN_MARKERS = frozenset(
         "das",
         "den",
         "dem",
-        "des",
         "und",
         "ist",
         "ich",
@@ -433,7 +447,6 @@ GERMAN_MARKERS = frozenset(
         "auf",
         "wie",
         "wann",
-        "was",
         "noch",
         "bei",
         "mein",
@@ -448,7 +461,8 @@ GERMAN_MARKERS = frozenset(
     }
 )
 """Words of German, a language that writes every noun with a capital: a question holding
-one of them names nothing by its capitals (:func:`names`)."""
+one of them names nothing by its capitals (:func:`names`). Not *was* and *des*, which are
+also English and French words."""
 
 _CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april"
