@@ -291,13 +291,21 @@ PRIVATE_PHRASES = (
     *("football", "soccer", "足球", "サッカー", "축구", "futbol", "futebol"),
     *("birthday", "geburtstag", "anniversaire", "cumpleanos", "aniversario", "compleanno"),
     *("生日", "誕生日", "생일"),
+    # parents and school, in the languages above
+    *("madre", "padre", "mama", "papa", "mae", "maman", "mutti", "школа", "school"),
+    *("schule", "ecole", "escuela", "escola", "scuola", "学校", "학교"),
+    *("rain", "snow", "sunny"),
+    # holidays (not business trips: "trip", "travel" and "Reise" are left out)
+    *("sightseeing", "tourist", "beach", "playa", "praia", "spiaggia", "旅行", "旅游"),
+    *("観光", "温泉", "여행", "관광"),
     # one's own phone and photos (a memory about the company phone speaks of a phone)
     *("phone", "smartphone", "handy", "telephone", "celular", "telefono", "телефон"),
-    *("телефоне", "手机", "スマホ", "携帯", "핸드폰", "휴대폰", "dien thoai"),
+    *("телефоне", "手机", "スマホ", "携帯", "핸드폰", "휴대폰", "아이폰", "스마트폰", "dien thoai"),
     *("photo", "photos", "foto", "fotos", "фото", "照片", "写真", "사진"),
 )
 """Home, family, partner, one's personal things, and life outside work: the weather,
-cooking, films and novels, sport, one's phone and photos (see the module's docstring)."""
+cooking, films and novels, sport, holidays, one's phone and photos (see the module's
+docstring)."""
 
 
 WORK_PHRASES = (
