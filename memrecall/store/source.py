@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 
 from memrecall.engine.render import MAX_FAST_DOCS
@@ -185,9 +185,12 @@ class StoreRanker:
             lambda t: len(index._credit(t.term, t.kind)),
         ):
             del kept[doc]
+
+        def holders(term: str, kind: str) -> Iterable[str]:
+            return index._credit(term, kind).keys()
+
         words = query_words(query)
         if not pasted:
-            holders = lambda term, kind: index._credit(term, kind).keys()  # noqa: E731
             for doc in elsewhere(kept, query, words, holders):
                 del kept[doc]
         out = []
@@ -215,7 +218,7 @@ class StoreRanker:
             terms,
             mtime=index.mtime,
             same_subject=index.same_subject,
-            holders=lambda term, kind: index._credit(term, kind).keys(),
+            holders=holders,
             says_change=index.says_change,
             params=params,
             newest_wanted=pasted or asks_current(words),

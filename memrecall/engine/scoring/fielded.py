@@ -74,12 +74,13 @@ Rules about what a query is (issue 18, continued):
   ``服务器``).
 * **What kind of turn.** (:mod:`memrecall.engine.scoring.turn_words`, not for a paste.)
   A turn with thanks, a greeting or an apology ("Danke dir, das hat echt geholfen",
-  "감사합니다"), or one that names something no memory knows (a capitalised word inside a
-  sentence: "a pivot table in *Excel*"), is answered only by documents judged strong: one
-  that shares a word with it in passing is judged none. A question about the asker's home,
-  family or life outside work ("家里路由器的密码", "la macchina del caffè di casa mia", the
-  weather) is answered only by documents that speak of it too, unless it also names the
-  office, the job or the team ("the office VPN from home").
+  "감사합니다") is answered only by documents judged strong, or weak ones that hold a topical
+  term of a clause without the thanks; one whose names (capitalised words inside a
+  sentence: "a pivot table in *Excel*") are mostly unknown to every memory only by strong
+  ones. A question about the asker's home, family or life outside work ("家里路由器的密码",
+  "la macchina del caffè di casa mia", the weather) is answered only by documents that
+  speak of it too, or that hold a topical term of a clause without it, unless it also names
+  the office, the job or the team ("the office VPN from home").
 * **Runs of CJK bigrams.** In the ordering of the first
   2 × :attr:`Params.subject_window` (never in the judgement), a bigram that
   overlaps, right after it, another bigram of the query the document also has
