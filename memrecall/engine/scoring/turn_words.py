@@ -147,6 +147,9 @@ SOCIAL_PHRASES = (
     "안녕",
     "수고하셨습니다",
     "미안",
+    # Thai
+    "ขอบคุณ",
+    "สวัสดี",
 )
 """Thanks, greetings, apologies and goodbyes (see the module's docstring)."""
 
@@ -282,6 +285,8 @@ PRIVATE_PHRASES = (
     "아빠",
     "여자친구",
     "남자친구",
+    # Thai: home, family, partner, the weather
+    *("ที่บ้าน", "ลูกสาว", "ลูกชาย", "แฟน", "ครอบครัว", "อากาศ", "ฝนตก"),
     # life outside work: the weather, cooking, films and novels, sport, birthdays
     *("weather", "forecast", "wetter", "meteo", "pleuvoir", "pluie", "lluvia", "llover"),
     *("chuva", "chover", "pioggia", "погода", "дождь", "天气", "下雨", "天気", "날씨"),
