@@ -78,6 +78,13 @@ def test_ordinary_questions_are_not_social(query: str) -> None:
         ("Comment je me connecte au VPN du bureau depuis chez moi ?", False),
         ("Who do I report a personal data breach to?", False),  # "personal" is not private
         ("¿Cuáles son los límites de subida?", False),  # Spanish "son" is "they are"
+        # words of private life that also mean something at work
+        ("Any tips for kinder code review comments?", False),
+        ("how do I connect to the Brother printer on floor 2?", False),
+        ("what's the on-call phone number?", False),
+        ("where is the home page of the status site?", False),
+        ("彼女が担当しているデプロイは？", False),
+        ("is there a handy script for rotating the keys?", False),
     ],
 )
 def test_private_life_phrases(query: str, private: bool) -> None:

@@ -24,10 +24,13 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
 Words that commonly mean something else are left out, as in
 :mod:`~memrecall.engine.scoring.change_words`: Spanish *son* (they are), French *femme* and
 German *Frau* alone (woman, a title: "Frau Keller"), *personal* and *personnel* (personal data,
-staff), *child* and *family* (a child process, a font family), Vietnamese *con* (also
-"still" once folded), English *bad* (of "my bad"). The rules are functions of a few callables,
-so that :class:`~memrecall.engine.scoring.fielded.FieldedIndex` and the store's ranker apply
-them alike.
+staff), *child* and *family* (a child process, a font family), *brother* (a printer brand),
+Japanese *彼女* (also "she"), German *Kinder* and *Handy* alone (English "kinder", "handy"),
+English *phone* alone (the on-call phone), Vietnamese *con* (also "still" once folded),
+English *bad* (of "my bad"); *home page* and *home directory* are work. The rules are
+functions of a few callables, so that
+:class:`~memrecall.engine.scoring.fielded.FieldedIndex` and the store's ranker apply them
+alike.
 """
 
 from __future__ import annotations
@@ -162,13 +165,16 @@ PRIVATE_PHRASES = (
     "daughter",
     "kid",
     "kids",
+    "meine kinder",
+    "die kinder",
+    "unsere kinder",
+    "kindern",
     "mom",
     "mum",
     "dad",
     "mother",
     "father",
     "sister",
-    "brother",
     "girlfriend",
     "boyfriend",
     "my friend",
@@ -181,7 +187,6 @@ PRIVATE_PHRASES = (
     "mein mann",
     "sohn",
     "tochter",
-    "kinder",
     "mutter",
     "vater",
     "schwester",
@@ -272,7 +277,6 @@ PRIVATE_PHRASES = (
     "子ども",
     "息子",
     "実家",
-    "彼女",
     "彼氏",
     "旦那",
     # Korean
@@ -304,8 +308,10 @@ PRIVATE_PHRASES = (
     *("sightseeing", "tourist", "beach", "playa", "praia", "spiaggia", "旅行", "旅游"),
     *("観光", "温泉", "여행", "관광"),
     # one's own phone and photos (a memory about the company phone speaks of a phone)
-    *("phone", "smartphone", "handy", "telephone", "celular", "telefono", "телефон"),
-    *("телефоне", "手机", "スマホ", "携帯", "핸드폰", "휴대폰", "아이폰", "스마트폰", "dien thoai"),
+    *("my phone", "smartphone", "mein handy", "meinem handy", "am handy", "das handy"),
+    *("dem handy", "mon telephone", "mi telefono"),
+    *("mi celular", "meu celular", "il mio telefono", "мой телефон", "моем телефоне", "手机"),
+    *("スマホ", "携帯", "핸드폰", "휴대폰", "아이폰", "스마트폰", "dien thoai"),
     *("photo", "photos", "foto", "fotos", "фото", "照片", "写真", "사진"),
 )
 """Home, family, partner, one's personal things, and life outside work: the weather,
@@ -329,6 +335,9 @@ WORK_PHRASES = (
     "client",
     "customer",
     "vpn",
+    "home page",
+    "home directory",
+    "home folder",
     # German, Dutch
     "buro",
     "arbeit",
