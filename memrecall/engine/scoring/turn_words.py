@@ -159,7 +159,6 @@ SOCIAL_PHRASES = (
 PRIVATE_PHRASES = (
     # English
     "home",
-    "my house",
     "wife",
     "husband",
     "daughter",
@@ -308,9 +307,9 @@ PRIVATE_PHRASES = (
     *("sightseeing", "tourist", "beach", "playa", "praia", "spiaggia", "旅行", "旅游"),
     *("観光", "温泉", "여행", "관광"),
     # one's own phone and photos (a memory about the company phone speaks of a phone)
-    *("my phone", "smartphone", "mein handy", "meinem handy", "am handy", "das handy"),
-    *("dem handy", "mon telephone", "mi telefono"),
-    *("mi celular", "meu celular", "il mio telefono", "мой телефон", "моем телефоне", "手机"),
+    *("smartphone", "mein handy", "meinem handy", "das handy"),
+    *("dem handy", "mon telephone"),
+    *("celular", "meu celular", "il mio telefono", "мой телефон", "моем телефоне", "手机"),
     *("スマホ", "携帯", "핸드폰", "휴대폰", "아이폰", "스마트폰", "dien thoai"),
     *("photo", "photos", "foto", "fotos", "фото", "照片", "写真", "사진"),
 )
