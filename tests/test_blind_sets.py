@@ -43,6 +43,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-12": (None, None, 42 / 50, None),
         "answerable-heldout-12": (47 / 50, 44 / 50, None, 1 / 13),
     },
+    "set-13.json": {
+        "small-talk-heldout-13": (None, None, 34 / 45, None),
+        "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
+    },
 }
 
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
@@ -51,9 +55,10 @@ JOINED = {
     "set-10.json": [*_SETS_5_TO_9, "set-10.json"],
     "set-11.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json"],
     "set-12.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json"],
+    "set-13.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json", "set-13.json"],
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
-to 12 were written over the memories of the corpus and of sets 5 to 8."""
+to 13 were written over the memories of the corpus and of sets 5 to 8."""
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

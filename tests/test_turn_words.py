@@ -41,6 +41,7 @@ decides, so a test can say which documents are strong."""
         "감사합니다 좋은 하루 보내세요!",
         "Guten Morgen! Was für ein grauer Montag heute.",
         "สวัสดีครับ ขอบคุณมากนะ",
+        "bin gleich wieder da",
     ],
 )
 def test_thanks_and_greetings_are_social_in_many_languages(query: str) -> None:
@@ -71,6 +72,7 @@ def test_ordinary_questions_are_not_social(query: str) -> None:
         ("Mein Drucker zu Hause druckt nur noch Streifen", True),
         ("우리 아들 생일 선물 추천해줘", True),
         ("วันนี้อากาศเป็นยังไงบ้าง", True),
+        ("어버이날 부모님 선물 뭐가 좋을까요", True),
         ("Mi madre cumple 70 años el sábado, ¿qué le puedo regalar?", True),
         # home or family beside the office, the job or the team: a question about work
         ("how do I reach the office network from home?", False),

@@ -77,6 +77,8 @@ SOCIAL_PHRASES = (
     "lol",
     "haha",
     "ugh",
+    "brb",
+    "bin gleich",
     # German, Dutch
     "danke",
     "vielen dank",
@@ -301,6 +303,7 @@ PRIVATE_PHRASES = (
     *("生日", "誕生日", "생일"),
     # parents and school, in the languages above
     *("madre", "padre", "mama", "papa", "mae", "maman", "mutti", "школа", "school"),
+    *("parents", "eltern", "padres", "genitori", "родители", "부모", "両親", "父母"),
     *("schule", "ecole", "escuela", "escola", "scuola", "学校", "학교"),
     *("rain", "snow", "sunny"),
     # holidays (not business trips: "trip", "travel" and "Reise" are left out)
