@@ -214,3 +214,29 @@ def test_the_turn_rules_hold_for_any_pool_and_query(
         assert not elsewhere([i for i, _ in judged], query, words, lambda t, k: holders[(k, t)])
         for i, _ in judged:
             assert any(all(i in holders[pair] for pair in phrase) for phrase in phrases)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    contents=st.lists(
+        st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5), min_size=1, max_size=6
+    ),
+    remark=st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=3),
+    asked=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3),
+)
+def test_a_memory_answers_a_private_remark_only_by_the_question_beside_it(
+    contents: list[list[str]], remark: list[str], asked: list[str]
+) -> None:
+    pool = [memory(f"m{i}", "", " ".join(words)) for i, words in enumerate(contents)]
+    pool += filler(10)
+    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    # a remark about one's kids, then a question in a clause of its own
+    query = f"my kids {' '.join(remark)} — {' '.join(asked)}?"
+    phrases = private_phrases(query_words(query))
+    if not phrases:
+        return  # the question names work: no memory is held back
+    question = query_words(" ".join(asked))
+    free = question if not private_phrases(question) else frozenset()
+    for i, _ in index.judge(query, 10):
+        held = query_words(f"{pool[i].title} {pool[i].body}")
+        assert any(all(t in held for _, t in p) for p in phrases) or held & free
