@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import query_words
+from memrecall.engine.scoring.analysis import query_words, vietnamese_words
 from memrecall.engine.scoring.change_words import asks_current
 from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
@@ -48,6 +48,7 @@ from memrecall.engine.scoring.fielded import (
     stands_out,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.engine.scoring.query_rules import loose_syllables
 from memrecall.engine.scoring.time_rules import move_newer_up, possible_updates, unclear
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
@@ -192,6 +193,8 @@ class StoreRanker:
         words = query_words(query)
         if not pasted:
             for doc in elsewhere(kept, query, words, holders):
+                del kept[doc]
+            for doc in loose_syllables(kept, terms, holders, vietnamese_words(query)):
                 del kept[doc]
         out = []
         params = index.params

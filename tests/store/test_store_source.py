@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 from .helpers import GLOBAL, LEARNING, T0, TEACHING, ManualClock, new_memory
 
 WORDS = "deploy staging kubectl cluster blue green tea coffee editor vim charge charges".split()
-WORDS.append("home")
+WORDS += ["home", "mật", "khẩu", "mặt"]  # Vietnamese: syllable pairs and loose syllables
 UNSEEN = "zebra quasar nebula lantern orchid walrus".split()
 """Words no memory has: queries that share a word or two with a memory and name other
 things, so the answer floor (Thresholds.answer_coverage) decides some of them."""

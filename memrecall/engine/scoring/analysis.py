@@ -73,8 +73,10 @@ __all__ = [
     "query_terms",
     "query_words",
     "sea_terms",
+    "syllable_pairs",
     "term_counts",
     "terms",
+    "vietnamese_words",
 ]
 
 _CJK = r"\p{Script=Han}\p{Script=Hiragana}\p{scx=Katakana}\p{Script=Hangul}"
@@ -310,6 +312,49 @@ def identifier_counts(text: str) -> dict[str, int]:
                 _HAS_DIGIT.search(found) or "_" in found or "." in found or found.count("-") >= 2
             ):
                 counts[found] = counts.get(found, 0) + 1
+    return counts
+
+
+_VIETNAMESE_MARK = regex.compile(
+    r"[đơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", regex.IGNORECASE
+)
+_LATIN_RUN = regex.compile(r"\p{Latin}+(?:\s+\p{Latin}+)*", regex.V1)
+
+
+def vietnamese_words(text: str) -> frozenset[str]:
+    """In a text with a letter or tone mark only Vietnamese has (``ơ``, ``đ``, ``ậ``; not
+    ``â``, ``ê``, ``ô``, which Portuguese and French have too), the
+    words written with any mark, folded (``mật`` → ``mat``, ``mình`` → ``minh``): syllables
+    of Vietnamese, which fold onto one another (*mật*, *mặt*, *mát* are all ``mat``)."""
+    if text.isascii():
+        return frozenset()
+    normal = unicodedata.normalize("NFC", text)
+    if not _VIETNAMESE_MARK.search(normal):
+        return frozenset()
+    return frozenset(
+        fold(word).lower() for word in regex.findall(r"\p{Latin}+", normal) if not word.isascii()
+    )
+
+
+def syllable_pairs(text: str) -> dict[str, int]:
+    """In Vietnamese text, two adjacent words of which one at least is marked
+    (:func:`vietnamese_words`),
+    counted, folded and joined by ``_`` (``mật khẩu`` → ``mat_khau``, ``họp đứng`` →
+    ``hop_dung``): a Vietnamese word is most often two syllables, and a syllable alone says
+    little once folded. An extra term beside the words, like a compound identifier (kind
+    :data:`IDENTIFIER`), that only the same pair matches; pairs never span punctuation."""
+    if text.isascii():
+        return {}
+    normal = unicodedata.normalize("NFC", text)
+    if not _VIETNAMESE_MARK.search(normal):
+        return {}
+    counts: dict[str, int] = {}
+    for run in _LATIN_RUN.findall(normal):
+        words = run.split()
+        for a, b in itertools.pairwise(words):
+            if not (a.isascii() and b.isascii()):
+                pair = f"{fold(a).lower()}_{fold(b).lower()}"
+                counts[pair] = counts.get(pair, 0) + 1
     return counts
 
 
@@ -662,6 +707,7 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
             chain = []
         _katakana_word(chain, words)
         found.extend((IDENTIFIER, term) for term in identifier_counts(line))
+        found.extend((IDENTIFIER, term) for term in syllable_pairs(line))
         pairs.extend(found)
         spread.update({term for _, term in found})
         lines += bool(line.strip())

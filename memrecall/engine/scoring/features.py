@@ -12,7 +12,7 @@ from collections.abc import Callable
 import attrs
 import msgspec
 
-from memrecall.engine.scoring.analysis import identifier_counts, term_counts
+from memrecall.engine.scoring.analysis import identifier_counts, syllable_pairs, term_counts
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
 from memrecall.events.documents import MemoryDocument
@@ -142,6 +142,7 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             # a field's length counts its words; an identifier is words already counted
             lengths.append(sum(found.values()))
             found.update(identifier_counts(text))
+            found.update(syllable_pairs(text))
             counts.append(found)
             checkpoint()
         return cls(

@@ -81,6 +81,12 @@ Rules about what a query is (issue 18, continued):
   "la macchina del caffè di casa mia", the weather) is answered only by documents that
   speak of it too, or that hold a topical term of a clause without it, unless it also names
   the office, the job or the team ("the office VPN from home").
+* **Vietnamese syllables.** Two adjacent words of Vietnamese text are a term of their own
+  (:func:`~memrecall.engine.scoring.analysis.syllable_pairs`, kind ``id``: ``mật khẩu`` is
+  ``mat_khau``), and a document that a Vietnamese query matches only by single syllables,
+  with no pair and no word of another language, is judged none
+  (:func:`~memrecall.engine.scoring.query_rules.loose_syllables`): folded, *mật* (secret) is
+  *mặt* (face).
 * **Runs of CJK bigrams.** In the ordering of the first
   2 × :attr:`Params.subject_window` (never in the judgement), a bigram that
   overlaps, right after it, another bigram of the query the document also has
@@ -128,7 +134,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 import attrs
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import QueryTerm, query_words
+from memrecall.engine.scoring.analysis import QueryTerm, query_words, vietnamese_words
 from memrecall.engine.scoring.change_words import asks_current, declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
@@ -156,6 +162,7 @@ from memrecall.engine.scoring.query_rules import (
     count_runs,
     heaviest_terms,
     lone_term,
+    loose_syllables,
     select_query_terms,
     stands_out,
 )
@@ -645,6 +652,11 @@ class FieldedIndex:
         words = query_words(query)
         if not pasted:
             muted.update(elsewhere(own, query, words, lambda t, k: self._credited(t, k)[0]))
+            muted.update(
+                loose_syllables(
+                    own, terms, lambda t, k: self._credited(t, k)[0], vietnamese_words(query)
+                )
+            )
         if floor:
             for i in muted:
                 del own[i]

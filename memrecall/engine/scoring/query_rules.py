@@ -34,6 +34,7 @@ __all__ = [
     "count_runs",
     "heaviest_terms",
     "lone_term",
+    "loose_syllables",
     "select_query_terms",
     "stands_out",
 ]
@@ -255,3 +256,26 @@ def stands_out(ranked: Sequence[_K], order: Mapping[_K, float], margin: float) -
     bigram may be a piece of a longer word of the memory (``服务器``), which nothing else
     in the query confirms."""
     return len(ranked) < 2 or order[ranked[1]] < margin * order[ranked[0]]
+
+
+def loose_syllables(
+    candidates: Iterable[_K],
+    terms: Sequence[MatchedTerm],
+    holders: Callable[[str, str], Iterable[_K]],
+    vietnamese: frozenset[str],
+) -> set[_K]:
+    """The ``candidates`` that a Vietnamese query (its syllables, folded: ``vietnamese``)
+    matches only by single syllables (judged none): no two adjacent words of it
+    (:func:`~memrecall.engine.scoring.analysis.syllable_pairs`) and no word of another
+    language. Folded, *mật* (secret, of *mật khẩu*, password) is *mặt* (face) and *mát*
+    (cool); a memory that shares syllables with a question but none of its two-syllable
+    words is about something else ("Mình quên mật khẩu Facebook" against a standup note)."""
+    remaining = set(candidates)
+    if not vietnamese or not remaining:
+        return set()
+    for t in terms:
+        if t.kind == IDENTIFIER or t.term not in vietnamese:
+            remaining.difference_update(holders(t.term, t.kind))
+            if not remaining:
+                break
+    return remaining
