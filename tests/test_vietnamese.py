@@ -4,6 +4,8 @@ own, and a memory that a Vietnamese question matches only by single syllables is
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from memrecall.engine.scoring.analysis import query_candidates, syllable_pairs, vietnamese_words
@@ -21,6 +23,11 @@ def test_adjacent_words_of_vietnamese_text_are_pairs() -> None:
     assert "khach_hop" not in pairs  # never across punctuation
     assert "wifi_cho" not in pairs  # two unmarked words are no pair
     assert vietnamese_words("Mình quên mật khẩu Facebook") == {"minh", "quen", "mat", "khau"}
+    # text written with combining marks (NFD) is the same text
+    assert syllable_pairs(unicodedata.normalize("NFD", "họp đứng lúc")) == {
+        "hop_dung": 1,
+        "dung_luc": 1,
+    }
 
 
 @pytest.mark.parametrize(

@@ -318,6 +318,9 @@ def identifier_counts(text: str) -> dict[str, int]:
 _VIETNAMESE_MARK = regex.compile(
     r"[đơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", regex.IGNORECASE
 )
+_MAYBE_VIETNAMESE = regex.compile(r"[đĐơƠưƯ\u0300-\u036f\u1ea0-\u1ef9]")
+"""A first, cheap look: the letters of Vietnamese, precomposed, or a combining mark (text
+in NFD); only text with one is normalised and searched for :data:`_VIETNAMESE_MARK`."""
 _LATIN_RUN = regex.compile(r"\p{Latin}+(?:\s+\p{Latin}+)*", regex.V1)
 
 
@@ -326,7 +329,7 @@ def vietnamese_words(text: str) -> frozenset[str]:
     ``â``, ``ê``, ``ô``, which Portuguese and French have too), the
     words written with any mark, folded (``mật`` → ``mat``, ``mình`` → ``minh``): syllables
     of Vietnamese, which fold onto one another (*mật*, *mặt*, *mát* are all ``mat``)."""
-    if text.isascii():
+    if text.isascii() or not _MAYBE_VIETNAMESE.search(text):
         return frozenset()
     normal = unicodedata.normalize("NFC", text)
     if not _VIETNAMESE_MARK.search(normal):
@@ -343,7 +346,7 @@ def syllable_pairs(text: str) -> dict[str, int]:
     ``hop_dung``): a Vietnamese word is most often two syllables, and a syllable alone says
     little once folded. An extra term beside the words, like a compound identifier (kind
     :data:`IDENTIFIER`), that only the same pair matches; pairs never span punctuation."""
-    if text.isascii():
+    if text.isascii() or not _MAYBE_VIETNAMESE.search(text):
         return {}
     normal = unicodedata.normalize("NFC", text)
     if not _VIETNAMESE_MARK.search(normal):
