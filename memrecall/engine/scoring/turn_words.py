@@ -8,18 +8,23 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
   ("thanks, that fixed it", "Guten Morgen!", "감사합니다", "你好呀"). The user is talking to the
   assistant, not asking about the memories; a memory that shares a word with the turn in
   passing ("das *hat* echt geholfen", "chúc bạn *một* ngày") is no answer. Such a turn is
-  answered only by memories judged strong (:func:`strong_only`).
+  answered only by memories judged strong, or by weak ones that hold a topical term of a
+  clause without the social phrase ("¡Gracias! Otra cosa: ¿…?"; :func:`strong_only`).
 * **Names** (:func:`names`): a capitalised word inside a sentence ("a pivot table in
-  *Excel*", "a LEFT JOIN in *SQL*", "*iPhone*"). When no memory knows any of a name's words,
-  the question is about that thing, and only a strong match answers it (:func:`strong_only`).
-* **Private life** (:data:`PRIVATE_PHRASES`): home, family, partner, the weather, cooking,
-  films, sport ("my sister's wedding speech", "家里路由器", "la macchina del caffè di casa
-  mia", "Mi hijo quiere aprender Python"). Such a question is about the asker's own life; a
-  memory that never speaks of it (the office's coffee machine, the guest Wi-Fi, the team's
-  Python versions) answers something else, however many words they share (:func:`elsewhere`).
+  *Excel*", "a LEFT JOIN in *SQL*", "*iPhone*"; not weekdays and months, none in German).
+  When no memory knows most of a question's names, the question is about those things, and
+  only a strong match answers it (:func:`strong_only`).
+* **Private life** (:data:`PRIVATE_PHRASES`): home, family, parents, school, one's phone and
+  photos, the weather, cooking, films, sport, holidays ("my sister's wedding speech",
+  "家里路由器", "la macchina del caffè di casa mia", "Mi hijo quiere aprender Python"). Such
+  a question is about the asker's own life; a memory that never speaks of it (the office's
+  coffee machine, the guest Wi-Fi, the team's Python versions) answers something else,
+  however many words they share (:func:`elsewhere`).
   A memory that does speak of it (one that names the user's daughter, or working from home)
-  still counts, and so does every memory when the question also names work
-  (:data:`WORK_PHRASES`: "the office network from home", "zu Hause ins Büro").
+  still counts, and so does one that holds a topical term of a clause without a private
+  phrase ("my kid is sick — who's on the pager?"), and so does every memory when the
+  question also names work (:data:`WORK_PHRASES`: "the office network from home", "zu Hause
+  ins Büro").
 
 Words that commonly mean something else are left out, as in
 :mod:`~memrecall.engine.scoring.change_words`: Spanish *son* (they are), French *femme* and
