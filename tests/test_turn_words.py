@@ -240,3 +240,24 @@ def test_a_memory_answers_a_private_remark_only_by_the_question_beside_it(
     for i, _ in index.judge(query, 10):
         held = query_words(f"{pool[i].title} {pool[i].body}")
         assert any(all(t in held for _, t in p) for p in phrases) or held & free
+
+
+def test_the_turn_rules_read_a_huge_query_only_as_far_as_its_analysis_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memrecall.engine.scoring import analysis, turn_words
+
+    read: list[int] = []
+    real = analysis.query_candidates
+
+    def counting(text: str) -> list:  # type: ignore[type-arg]
+        read.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(turn_words, "query_candidates", counting)
+    huge = "my kids. password. " * 10_000  # one clause in two is private: many clauses
+    assert len(huge) > 10 * analysis.MAX_QUERY_CHARS
+    assert elsewhere(range(3), huge, query_words(huge), lambda term, kind: ())
+    assert 0 < sum(read) <= analysis.MAX_QUERY_CHARS + 1
+    # 10,000 names in the whole query; only those in the part analysed are read
+    assert len(names(huge.replace("password", "Zebra"), frozenset())) < 10_000

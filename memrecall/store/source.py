@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import query_words, vietnamese_words
+from memrecall.engine.scoring.analysis import query_text, query_words, vietnamese_words
 from memrecall.engine.scoring.change_words import asks_current
 from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
@@ -194,7 +194,7 @@ class StoreRanker:
         if not pasted:
             for doc in elsewhere(kept, query, words, holders):
                 del kept[doc]
-            for doc in loose_syllables(kept, terms, holders, vietnamese_words(query)):
+            for doc in loose_syllables(kept, terms, holders, vietnamese_words(query_text(query))):
                 del kept[doc]
         out = []
         params = index.params

@@ -71,6 +71,7 @@ __all__ = [
     "katakana_bigrams",
     "query_candidates",
     "query_terms",
+    "query_text",
     "query_words",
     "sea_terms",
     "syllable_pairs",
@@ -324,15 +325,21 @@ in NFD); only text with one is normalised and searched for :data:`_VIETNAMESE_MA
 _LATIN_RUN = regex.compile(r"\p{Latin}+(?:\s+\p{Latin}+)*", regex.V1)
 
 
+def _vietnamese(text: str) -> str | None:
+    """``text`` in NFC when it has a letter or tone mark only Vietnamese has, else None."""
+    if text.isascii() or not _MAYBE_VIETNAMESE.search(text):
+        return None
+    normal = unicodedata.normalize("NFC", text)
+    return normal if _VIETNAMESE_MARK.search(normal) else None
+
+
 def vietnamese_words(text: str) -> frozenset[str]:
     """In a text with a letter or tone mark only Vietnamese has (``ơ``, ``đ``, ``ậ``; not
     ``â``, ``ê``, ``ô``, which Portuguese and French have too), the
     words written with any mark, folded (``mật`` → ``mat``, ``mình`` → ``minh``): syllables
     of Vietnamese, which fold onto one another (*mật*, *mặt*, *mát* are all ``mat``)."""
-    if text.isascii() or not _MAYBE_VIETNAMESE.search(text):
-        return frozenset()
-    normal = unicodedata.normalize("NFC", text)
-    if not _VIETNAMESE_MARK.search(normal):
+    normal = _vietnamese(text)
+    if normal is None:
         return frozenset()
     return frozenset(
         fold(word).lower() for word in regex.findall(r"\p{Latin}+", normal) if not word.isascii()
@@ -346,10 +353,8 @@ def syllable_pairs(text: str) -> dict[str, int]:
     ``hop_dung``): a Vietnamese word is most often two syllables, and a syllable alone says
     little once folded. An extra term beside the words, like a compound identifier (kind
     :data:`IDENTIFIER`), that only the same pair matches; pairs never span punctuation."""
-    if text.isascii() or not _MAYBE_VIETNAMESE.search(text):
-        return {}
-    normal = unicodedata.normalize("NFC", text)
-    if not _VIETNAMESE_MARK.search(normal):
+    normal = _vietnamese(text)
+    if normal is None:
         return {}
     counts: dict[str, int] = {}
     for run in _LATIN_RUN.findall(normal):
@@ -623,7 +628,10 @@ MAX_QUERY_CANDIDATES = 1_024
 tail), out of which a scorer picks the :data:`MAX_QUERY_TERMS` it scores."""
 
 
-def _bounded(query: str) -> str:
+def query_text(query: str) -> str:
+    """The part of a query that is analysed: all of it, or its first and last
+    :data:`MAX_QUERY_CHARS` // 2 characters. Every rule that reads a query reads this, so a
+    hostile query costs what a long one does."""
     if len(query) <= MAX_QUERY_CHARS:
         return query
     half = MAX_QUERY_CHARS // 2
@@ -696,7 +704,7 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
     follows: dict[str, set[str]] = {}
     words: dict[str, set[str]] = {}
     lines = 0
-    for line in _bounded(query).splitlines():
+    for line in query_text(query).splitlines():
         found = list(analyze(line))  # no term spans a line break
         chain: list[str] = []  # the katakana bigrams of the word being read
         for (kind, before), (next_kind, term) in itertools.pairwise(found):
@@ -746,7 +754,7 @@ def query_words(query: str) -> frozenset[str]:
     """Every distinct term of a query as :func:`analyze` cuts it (stopwords included), in its
     first and last :data:`MAX_QUERY_CHARS` // 2 characters: what a rule about how the query
     is asked reads (:func:`~memrecall.engine.scoring.change_words.asks_current`)."""
-    return frozenset(term for _, term in analyze(_bounded(query)))
+    return frozenset(term for _, term in analyze(query_text(query)))
 
 
 def query_terms(query: str, limit: int = MAX_QUERY_TERMS) -> list[QueryTerm]:
@@ -757,4 +765,4 @@ def query_terms(query: str, limit: int = MAX_QUERY_TERMS) -> list[QueryTerm]:
     ``fielded`` scorer keeps the most specific ones instead
     (:meth:`~memrecall.engine.scoring.fielded.FieldedIndex.query_terms`).
     """
-    return _distinct(analyze(_bounded(query)), limit)
+    return _distinct(analyze(query_text(query)), limit)

@@ -134,7 +134,12 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 import attrs
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import QueryTerm, query_words, vietnamese_words
+from memrecall.engine.scoring.analysis import (
+    QueryTerm,
+    query_text,
+    query_words,
+    vietnamese_words,
+)
 from memrecall.engine.scoring.change_words import asks_current, declares_change
 from memrecall.engine.scoring.features import (
     FIELDS,
@@ -651,12 +656,12 @@ class FieldedIndex:
         muted = self._common_only(own, terms)
         words = query_words(query)
         if not pasted:
-            muted.update(elsewhere(own, query, words, lambda t, k: self._credited(t, k)[0]))
-            muted.update(
-                loose_syllables(
-                    own, terms, lambda t, k: self._credited(t, k)[0], vietnamese_words(query)
-                )
-            )
+
+            def holders(term: str, kind: str) -> Sequence[int]:
+                return self._credited(term, kind)[0]
+
+            muted.update(elsewhere(own, query, words, holders))
+            muted.update(loose_syllables(own, terms, holders, vietnamese_words(query_text(query))))
         if floor:
             for i in muted:
                 del own[i]

@@ -45,7 +45,7 @@ from typing import TypeVar
 
 import regex
 
-from memrecall.engine.scoring.analysis import analyze, query_candidates, query_words
+from memrecall.engine.scoring.analysis import analyze, query_candidates, query_text, query_words
 
 __all__ = [
     "GERMAN_MARKERS",
@@ -515,7 +515,7 @@ def names(query: str, words: Collection[str]) -> list[str]:
     if not GERMAN_MARKERS.isdisjoint(words):
         return []
     out: list[str] = []
-    for sentence in _SENTENCES.split(query):
+    for sentence in _SENTENCES.split(query_text(query)):
         cjk = _CJK_TEXT.search(sentence) is not None
         for position, match in enumerate(_LATIN.finditer(sentence)):
             word = match.group()
@@ -537,7 +537,7 @@ def _free_terms(query: str, marked: Callable[[Collection[str]], bool]) -> frozen
     on a clause's terms) does not mark: "my kid is sick so I'm off tomorrow — who's on the
     payments pager?" asks its question in a clause of its own."""
     out: set[Pair] = set()
-    for clause in _CLAUSES.split(query):
+    for clause in _CLAUSES.split(query_text(query)):
         if clause.strip() and not marked(query_words(clause)):
             out.update((qt.kind, qt.term) for qt in query_candidates(clause) if not qt.common)
     return frozenset(out)
