@@ -47,6 +47,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-13": (None, None, 34 / 45, None),
         "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
     },
+    "set-14.json": {
+        "small-talk-heldout-14": (None, None, 49 / 70, None),
+        "answerable-heldout-14": (40 / 50, 38 / 50, None, 1 / 7),
+        "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
+    },
 }
 
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
@@ -56,9 +61,13 @@ JOINED = {
     "set-11.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json"],
     "set-12.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json"],
     "set-13.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json", "set-13.json"],
+    "set-14.json": [
+        *_SETS_5_TO_9,
+        *(f"set-{n}.json" for n in range(10, 15)),
+    ],
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
-to 13 were written over the memories of the corpus and of sets 5 to 8."""
+to 14 were written over the memories of the corpus and of sets 5 to 8."""
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

@@ -49,7 +49,12 @@ from memrecall.engine.scoring.fielded import (
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.query_rules import loose_syllables
-from memrecall.engine.scoring.time_rules import move_newer_up, possible_updates, unclear
+from memrecall.engine.scoring.time_rules import (
+    later_alike,
+    move_newer_up,
+    possible_updates,
+    unclear,
+)
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
@@ -258,6 +263,16 @@ class StoreRanker:
         let_through: set[str] = set()
         for kind, term in limited or ():
             let_through.update(index._credit(term, kind).keys())
+        if let_through:  # an update of a memory let through speaks for it
+            let_through.update(
+                later_alike(
+                    let_through,
+                    docs,
+                    mtime=index.mtime,
+                    similarity=index.similarity,
+                    params=params,
+                )
+            )
         for doc in docs[:limit]:
             own = kept[doc]
             coverage = min(1.0, own / mass) if mass > 0 else 0.0

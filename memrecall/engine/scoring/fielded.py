@@ -77,10 +77,13 @@ Rules about what a query is (issue 18, continued):
   "감사합니다") is answered only by documents judged strong, or weak ones that hold a topical
   term of a clause without the thanks; one whose names (capitalised words inside a
   sentence: "a pivot table in *Excel*") are mostly unknown to every memory only by strong
-  ones. A question about the asker's home, family or life outside work ("家里路由器的密码",
-  "la macchina del caffè di casa mia", the weather) is answered only by documents that
-  speak of it too, or that hold a topical term of a clause without it, unless it also names
-  the office, the job or the team ("the office VPN from home").
+  ones, and one whose names the memories know only by strong ones or weak ones that hold a
+  name (not an acronym: *CI*, *PRs*), or that may update one that does
+  (:func:`~memrecall.engine.scoring.time_rules.later_alike`). A question about the asker's
+  home, family or life outside work ("家里路由器的密码", "la macchina del caffè di casa
+  mia", the weather) is answered only by documents that speak of it too, or that hold a
+  topical term of a clause without it, unless it also names the office, the job or the team
+  ("the office VPN from home").
 * **Vietnamese syllables.** Two adjacent words of Vietnamese text are a term of their own
   (:func:`~memrecall.engine.scoring.analysis.syllable_pairs`, kind ``id``: ``mật khẩu`` is
   ``mat_khau``), and a document that a Vietnamese query matches only by single syllables,
@@ -172,6 +175,7 @@ from memrecall.engine.scoring.query_rules import (
     stands_out,
 )
 from memrecall.engine.scoring.time_rules import (
+    later_alike,
     move_newer_up,
     possible_updates,
     subject_of,
@@ -726,6 +730,16 @@ class FieldedIndex:
             elif lone.kind != "word":
                 stale.update(ranked)  # a lone bigram may be a piece of a longer word: never fast
         newer = self._doubted(ranked, order)
+        if let_through:  # an update of a memory let through speaks for it
+            let_through.update(
+                later_alike(
+                    let_through,
+                    ranked,
+                    mtime=self._mtimes.__getitem__,
+                    similarity=self.similarity,
+                    params=self.params,
+                )
+            )
         if limit is not None:
             ranked = ranked[:limit]
         judge = self.thresholds.judge

@@ -12,6 +12,7 @@ alike, so that a memory store months old ranks as a memory tree does:
   an older one ranked above it;
 * :func:`possible_updates` — older notes that a newer, alike one may update (the fast path
   puts such a note in only beside its update);
+* :func:`later_alike` — documents that may update one of some others, whatever they score;
 * :func:`unclear` — in a paste, the documents never judged strong.
 
 :mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
@@ -29,6 +30,7 @@ from memrecall.engine.scoring.features import DocumentFeatures, Params
 from memrecall.engine.scoring.query_rules import MatchedTerm
 
 __all__ = [
+    "later_alike",
     "move_newer_up",
     "possible_updates",
     "similarity",
@@ -175,6 +177,34 @@ def possible_updates(
                 doubted[older] = newer
                 break
     return doubted
+
+
+def later_alike(
+    held: Collection[_K],
+    ranked: Sequence[_K],
+    *,
+    mtime: Callable[[_K], float],
+    similarity: Callable[[_K, _K], float],
+    params: Params,
+) -> set[_K]:
+    """The documents among the first :attr:`Params.subject_window` of ``ranked`` that may
+    update one of ``held``: written :attr:`Params.subject_gap` days later or more, and saying
+    alike at least :attr:`Params.doubt` (what :func:`possible_updates` asks, whatever they
+    score). A rule that lets through only the memories holding some term lets these through
+    too: an update need not repeat what it replaces ("the permit for Building B" and the
+    note that staff now park in another garage)."""
+    top = ranked[: params.subject_window]
+    gap = params.subject_gap * DAY
+    return {
+        newer
+        for newer in top
+        if newer not in held
+        and any(
+            mtime(newer) - mtime(older) >= gap and similarity(older, newer) >= params.doubt
+            for older in top
+            if older in held
+        )
+    }
 
 
 def unclear(

@@ -13,7 +13,9 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
 * **Names** (:func:`names`): a capitalised word inside a sentence ("a pivot table in
   *Excel*", "a LEFT JOIN in *SQL*", "*iPhone*"; not weekdays and months, none in German).
   When no memory knows most of a question's names, the question is about those things, and
-  only a strong match answers it (:func:`strong_only`).
+  only a strong match answers it; when the memories know them, a weak match answers only if
+  it holds one ("a background blur in *Zoom*" is not answered by a memory that only says
+  *background*; acronyms such as *CI* and *PRs* hold nothing back: :func:`strong_only`).
 * **Private life** (:data:`PRIVATE_PHRASES`): home, family, parents, school, one's phone and
   photos, the weather, cooking, films, sport, holidays ("my sister's wedding speech",
   "家里路由器", "la macchina del caffè di casa mia", "Mi hijo quiere aprender Python"). Such
@@ -529,6 +531,9 @@ def names(query: str, words: Collection[str]) -> list[str]:
     return out
 
 
+_ACRONYM = regex.compile(r"[\p{Lu}\d]+s?")
+"""A name of capitals and digits only (``CI``, ``PRs``, ``Q4``): a word of the trade."""
+
 _CLAUSES = regex.compile(r"[.!?;:\n—–。？！：；]+|\s-\s")
 
 
@@ -552,21 +557,33 @@ def strong_only(
     * The query names things (:func:`names`) and the pool knows fewer than half of them
       (``known(term, kind)``): "a pivot table in Excel", "a LEFT JOIN in SQL" where no memory
       says Excel or SQL. The question is about those things; a memory that shares a word with
-      it in passing is no answer, and no term lets one through. ("The Sentry project's URL"
-      is about Sentry, which a memory knows, whether or not one says URL.)
+      it in passing is no answer, and no term lets one through.
     * It holds a social phrase: a weak memory still counts when it holds a topical term of a
       clause without one ("thanks! one more thing: which provider sends the SMS codes?").
+    * It names things the pool knows: "the Sentry project's URL" is about Sentry, so a weak
+      memory counts when it holds a known name (whether or not it says URL), and one that
+      only says "background" is no answer to "a background blur in Zoom". An acronym
+      (``CI``, ``PRs``, ``SLO``: capitals and digits only) is a common word of the trade
+      here, not a thing the question is about, and holds no memory back.
     """
-    found = [
-        [(kind, term) for kind, term in analyze(name) if kind == "word"]
+    named = [
+        (name, [(kind, term) for kind, term in analyze(name) if kind == "word"])
         for name in names(query, words)
     ]
-    unknown = sum(not any(known(term, kind) for kind, term in pairs) for pairs in found if pairs)
-    if unknown * 2 > sum(1 for pairs in found if pairs):
+    found = [pairs for _, pairs in named if pairs]
+    unknown = sum(not any(known(term, kind) for kind, term in pairs) for pairs in found)
+    if unknown * 2 > len(found):
         return frozenset()
     if says_social(words):
         return _free_terms(query, says_social)
-    return None
+    held = frozenset(
+        (kind, term)
+        for name, pairs in named
+        if not _ACRONYM.fullmatch(name)
+        for kind, term in pairs
+        if known(term, kind)
+    )
+    return held or None
 
 
 def elsewhere(
