@@ -48,7 +48,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
     },
     "set-14.json": {
-        "small-talk-heldout-14": (None, None, 49 / 70, None),
+        "small-talk-heldout-14": (None, None, 50 / 70, None),
         "answerable-heldout-14": (40 / 50, 38 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },

@@ -116,6 +116,35 @@ def test_chat_fillers_and_general_words_weigh_little_in_other_languages(
     assert {t.term: t.weight for t in query_terms(query)} == expected
 
 
+@pytest.mark.parametrize(
+    ("query", "word", "weight"),
+    [
+        ("Wer hat eigentlich die Relativitätstheorie entwickelt?", "hat", 0.3),
+        ("where did I leave my hat", "hat", 1.0),  # English: a hat
+        ("C'est fermé car la salle est pleine", "car", 0.3),
+        ("the car park is full", "car", 1.0),
+        ("¿Dónde están los que son del equipo?", "son", 0.3),
+        ("Dove sono le chiavi della sala?", "dove", 0.3),
+        ("the dove logo", "dove", 1.0),
+    ],
+)
+def test_a_function_word_that_is_also_english_is_common_in_its_own_language(
+    query: str, word: str, weight: float
+) -> None:
+    found = {t.term: t.weight for t in analysis.query_candidates(query)}
+    assert found[word] == weight
+
+
+def test_a_memory_matched_only_by_a_foreign_function_word_does_not_answer() -> None:
+    pool = [
+        memory("First aiders", "", "Who has a first-aid hat: Jonas and Mira on the 3rd floor."),
+        *(memory(f"note {i}", "", f"unrelated detail number {i}") for i in range(20)),
+    ]
+    index = FieldedIndex.of(pool)
+    assert index.rank("Wer hat eigentlich die Relativitätstheorie entwickelt?", 5) == []
+    assert index.rank("who has the first-aid hat?", 5)[:1] == [0]
+
+
 def test_long_queries_keep_the_head_and_the_tail() -> None:
     words = [f"word{i:03d}" for i in range(100)]
     kept = [t.term for t in query_terms(" ".join(words))]

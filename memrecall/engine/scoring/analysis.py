@@ -48,15 +48,17 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 import regex
 
 __all__ = [
+    "AMBIGUOUS_WORDS",
     "COMMON_BIGRAMS",
     "COMMON_WEIGHT",
     "COMMON_WORDS",
     "IDENTIFIER",
+    "LANGUAGE_MARKERS",
     "MAX_QUERY_CANDIDATES",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
@@ -436,7 +438,8 @@ in English (``son``, ``hat``, ``bin``, ``war``, ``man``, ``comment``, ``mon``, `
 ``fare``, ``vers``, ``car``, ``van``, ``dove``, ``dir``, ``nas``, ``num``; French ``été`` is
 also *summer*; Vietnamese ``vẫn``, ``bạn``, ``một`` and ``rất`` fold to ``van``, ``ban``,
 ``mot`` and ``rat``), and words that are also common first names (``ali``, ``anh``,
-``minh``).
+``minh``); in a query written in their language some of them count as common words
+(:data:`AMBIGUOUS_WORDS`).
 Dropped from queries: they carry no topic. Words shorter than three letters become terms only with a
 digit, or as capital acronyms (:func:`is_acronym`)."""
 
@@ -540,7 +543,57 @@ and Korean."""
 COMMON_WEIGHT = 0.3
 """What a common word counts for, relative to a normal query word."""
 
+LANGUAGE_MARKERS: dict[str, frozenset[str]] = {
+    "de": frozenset(
+        "der die das den dem und ist ich wir nicht mit ein eine einen für auf wie wann noch"
+        " bei mein meinen meine sich sind wird werden kann gibt".split()
+    ),
+    "fr": frozenset(
+        "les une est pas pour qui dans avec nous vous cette mais quand quel quelle pourquoi"
+        " très déjà chez".split()
+    ),
+    "es": frozenset(
+        "los las una por para con del como cuando donde porque está están qué cómo cuál"
+        " dónde cuándo también muy".split()
+    ),
+    "it": frozenset(
+        "della delle dello degli nel nella che chi sono perché quale anche già gli cosa"
+        " questo questa".split()
+    ),
+    "pt": frozenset(
+        "você vocês não uma com isso isto muito também onde quem pelo pela então".split()
+    ),
+}
+"""Function words that tell a query's language (none of them a word of another language
+here: not *was*, *des*, *come*): a query holding one is read as (also) written in it."""
+
+AMBIGUOUS_WORDS: dict[str, frozenset[str]] = {
+    "de": frozenset("hat bin war man dir".split()),
+    "fr": frozenset("car comment mon son ton vers été".split()),
+    "es": frozenset("son van era".split()),
+    "it": frozenset("dove fare era come".split()),
+    "pt": frozenset("nas num era come".split()),
+}
+"""Function words of a language that are also English content words (German *hat* "has",
+French *car* "because", Italian *dove* "where", Portuguese *come* "eats"), so not in
+:data:`STOPWORDS`: in a query written in that language (:data:`LANGUAGE_MARKERS`) they
+count as common words ("Wer *hat* die Relativitätstheorie entwickelt?" is not about hats)."""
+
 _STOP = frozenset(fold(w) for w in STOPWORDS)
+_MARKERS = {lang: frozenset(map(fold, words)) for lang, words in LANGUAGE_MARKERS.items()}
+_AMBIGUOUS = {lang: frozenset(map(fold, words)) for lang, words in AMBIGUOUS_WORDS.items()}
+
+
+def ambiguous_common(terms: Collection[str]) -> frozenset[str]:
+    """The :data:`AMBIGUOUS_WORDS` among ``terms`` (folded, as :func:`analyze` gives them)
+    that are function words of a language the terms are written in."""
+    out: set[str] = set()
+    for lang, markers in _MARKERS.items():
+        if not markers.isdisjoint(terms):
+            out.update(_AMBIGUOUS[lang].intersection(terms))
+    return frozenset(out)
+
+
 _COMMON = frozenset(fold(w) for w in COMMON_WORDS)
 _HAS_KANA = regex.compile(r"\p{Script=Hiragana}")
 _KATAKANA_PAIR = regex.compile(r"[\p{Script=Katakana}ー]{2}$")
@@ -723,7 +776,11 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
         spread.update({term for _, term in found})
         lines += bool(line.strip())
     distinct = _distinct(pairs, limit)
+    ambiguous = ambiguous_common(spread)
     for qt in distinct:
+        if qt.term in ambiguous and qt.kind == "word" and not qt.common:
+            qt.weight *= COMMON_WEIGHT
+            qt.common = True
         if qt.term in follows:
             qt.follows = frozenset(follows[qt.term])
         if qt.term in words:

@@ -47,7 +47,13 @@ from typing import TypeVar
 
 import regex
 
-from memrecall.engine.scoring.analysis import analyze, query_candidates, query_text, query_words
+from memrecall.engine.scoring.analysis import (
+    LANGUAGE_MARKERS,
+    analyze,
+    query_candidates,
+    query_text,
+    query_words,
+)
 
 __all__ = [
     "GERMAN_MARKERS",
@@ -458,39 +464,7 @@ def private_phrases(words: Collection[str]) -> list[Phrase]:
     return found
 
 
-GERMAN_MARKERS = frozenset(
-    {
-        "der",
-        "die",
-        "das",
-        "den",
-        "dem",
-        "und",
-        "ist",
-        "ich",
-        "wir",
-        "nicht",
-        "mit",
-        "ein",
-        "eine",
-        "einen",
-        "fur",
-        "auf",
-        "wie",
-        "wann",
-        "noch",
-        "bei",
-        "mein",
-        "meinen",
-        "meine",
-        "sich",
-        "sind",
-        "wird",
-        "werden",
-        "kann",
-        "gibt",
-    }
-)
+GERMAN_MARKERS = LANGUAGE_MARKERS["de"]
 """Words of German, a language that writes every noun with a capital: a question holding
 one of them names nothing by its capitals (:func:`names`). Not *was* and *des*, which are
 also English and French words."""
