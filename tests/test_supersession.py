@@ -211,6 +211,31 @@ def test_an_older_memory_keeps_its_place_when_it_alone_names_what_is_asked() -> 
     assert index.rank("payments meeting: who handles the refunds-v2 consumer?", 5)[0] == 1
 
 
+UPLOAD_OLD = note(
+    "upload-old",
+    "Merchants upload PDF files of up to 10 MB each, 20 per upload, in the documents tab;"
+    " bigger ones go through Sharepoint.",
+    title="Merchant portal upload limits",
+    days=0,
+)
+UPLOAD_NEW = note(
+    "upload-new",
+    "The documents tab of the merchant portal accepts PDF and CSV files up to 25 MB each.",
+    title="Document uploads in the merchant portal",
+    days=200,
+)
+
+
+def test_a_value_the_asker_remembers_does_not_keep_the_older_note_first() -> None:
+    index = FieldedIndex.of([UPLOAD_OLD, UPLOAD_NEW, REFUND_POLICY], thresholds=OPEN)
+    assert index.same_subject(0, 1)
+    # "10" and "20" are only in the older note: values the asker remembers, what updates change
+    asked = "max size of a PDF a merchant can upload in the documents tab? I think 10 MB, 20 a time"
+    assert index.rank(asked, 5)[:2] == [1, 0]
+    # a word only the older note has still keeps it first: it answers what the newer does not
+    assert index.rank(asked.replace("10 MB, 20", "Sharepoint for bigger ones"), 5)[:2] == [0, 1]
+
+
 BASE = "kestrel rollout " + " ".join(f"filler{i}" for i in range(20))
 
 

@@ -126,8 +126,14 @@ def move_newer_up(
         if either <= 0.0 or both < p.subject_query * either:
             return False
         # the words only the older one matches outweigh the most specific term the
-        # newer one matches: it answers a question the newer one does not speak of
-        own = sum(terms[t].mass for t in to - tn if terms[t].kind == "word")
+        # newer one matches: it answers a question the newer one does not speak of. A
+        # number is no such word: a value the asker remembers ("I think it was 10 MB") is
+        # what an update changes
+        own = sum(
+            terms[t].mass
+            for t in to - tn
+            if terms[t].kind == "word" and not terms[t].term.isdigit()
+        )
         return own <= max((terms[t].mass for t in tn), default=0.0)
 
     # asked about what holds now, a newer note on the subject that scores well below the
