@@ -48,7 +48,7 @@ from memrecall.engine.scoring.fielded import (
     stands_out,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
-from memrecall.engine.scoring.query_rules import loose_syllables
+from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables
 from memrecall.engine.scoring.time_rules import (
     later_alike,
     move_newer_up,
@@ -248,10 +248,13 @@ class StoreRanker:
         ):
             return []  # the query is about something no memory knows
         lone = None if pasted else lone_term(terms, lambda: selected)
-        if lone is not None and not stands_out(
-            [d for d in contenders if d not in stale], order, margin
-        ):
-            return []  # one word that no memory stands out for
+        if lone is not None:
+            owners = [d for d in contenders if d not in stale]
+            if not stands_out(owners, order, margin):
+                return []  # one word that no memory stands out for
+            # the memory that owns the word answers, with its older versions
+            passing = set(beside_owner(docs, owners[:1], stale, index.same_subject))
+            docs = [d for d in docs if d not in passing]
         newer = possible_updates(
             docs, order, mtime=index.mtime, similarity=index.similarity, params=params
         )

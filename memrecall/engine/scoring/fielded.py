@@ -166,6 +166,7 @@ from memrecall.engine.scoring.query_rules import (
     RUN_CREDIT,
     MatchedTerm,
     answered,
+    beside_owner,
     common_only,
     count_runs,
     heaviest_terms,
@@ -719,16 +720,16 @@ class FieldedIndex:
             best = max((v for i, v in own.items() if i not in muted and v >= answers), default=0.0)
             if not answered(best, mass, self.thresholds):
                 muted.update(ranked)
-            elif lone is None:
-                pass
-            elif not stands_out(
-                [i for i in ranked if i not in stale and i not in muted and own[i] >= answers],
-                order,
-                self.params.paste_margin,
-            ):
-                muted.update(ranked)
-            elif lone.kind != "word":
-                stale.update(ranked)  # a lone bigram may be a piece of a longer word: never fast
+            elif lone is not None:
+                contenders = [
+                    i for i in ranked if i not in stale and i not in muted and own[i] >= answers
+                ]
+                if not stands_out(contenders, order, self.params.paste_margin):
+                    muted.update(ranked)
+                else:  # the memory that owns the word answers, with its older versions
+                    muted.update(beside_owner(ranked, contenders[:1], stale, self.same_subject))
+                    if lone.kind != "word":
+                        stale.update(ranked)  # a lone bigram may be a piece of a longer word
         newer = self._doubted(ranked, order)
         if let_through:  # an update of a memory let through speaks for it
             let_through.update(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from memrecall.engine.scoring.analysis import (
@@ -30,6 +30,7 @@ __all__ = [
     "RUN_CREDIT",
     "MatchedTerm",
     "answered",
+    "beside_owner",
     "common_only",
     "count_runs",
     "heaviest_terms",
@@ -256,6 +257,23 @@ def stands_out(ranked: Sequence[_K], order: Mapping[_K, float], margin: float) -
     bigram may be a piece of a longer word of the memory (``服务器``), which nothing else
     in the query confirms."""
     return len(ranked) < 2 or order[ranked[1]] < margin * order[ranked[0]]
+
+
+def beside_owner(
+    ranked: Iterable[_K],
+    owner: Sequence[_K],
+    older: Collection[_K],
+    same_subject: Callable[[_K, _K], bool],
+) -> list[_K]:
+    """For a query of a single topical term whose first memory stands out (:func:`stands_out`;
+    ``owner`` holds it, or nothing when no memory contends): the ``ranked`` documents other
+    than that memory and its ``older`` versions on the same subject. The word is that
+    memory's; the runners-up share it in passing ("服务" answered by the test-server notes,
+    not also by the alerting dashboard that mentions a service)."""
+    if not owner:
+        return []
+    first = owner[0]
+    return [d for d in ranked if d != first and not (d in older and same_subject(d, first))]
 
 
 def loose_syllables(
