@@ -21,7 +21,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "recency-heldout": (0.525, 4 / 20, None, 3 / 20),
     },
     "set-6.json": {
-        "small-talk-heldout-6": (None, None, 33 / 40, None),
+        "small-talk-heldout-6": (None, None, 34 / 40, None),
         "answerable-heldout-6": (21 / 24, 21 / 24, None, None),
         "recency-heldout-2": (35 / 48, 7 / 24, None, 9 / 24),
     },
@@ -37,10 +37,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-11.json": {
         "small-talk-heldout-11": (None, None, 46 / 50, None),
-        "answerable-heldout-11": (38.5 / 50, 31 / 50, None, 3 / 39),
+        "answerable-heldout-11": (38.5 / 50, 33 / 50, None, 3 / 39),
     },
     "set-12.json": {
-        "small-talk-heldout-12": (None, None, 42 / 50, None),
+        "small-talk-heldout-12": (None, None, 43 / 50, None),
         "answerable-heldout-12": (47 / 50, 44 / 50, None, 1 / 13),
     },
     "set-13.json": {
@@ -48,7 +48,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
     },
     "set-14.json": {
-        "small-talk-heldout-14": (None, None, 50 / 70, None),
+        "small-talk-heldout-14": (None, None, 55 / 70, None),
         "answerable-heldout-14": (40 / 50, 38 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },

@@ -74,6 +74,11 @@ def test_ordinary_questions_are_not_social(query: str) -> None:
         ("วันนี้อากาศเป็นยังไงบ้าง", True),
         ("어버이날 부모님 선물 뭐가 좋을까요", True),
         ("Mi madre cumple 70 años el sábado, ¿qué le puedo regalar?", True),
+        ("友達と英語の勉強会をやりたいんだけど、いい教材ある？", True),
+        ("제주도 가는데 맛집 추천해줘", True),
+        ("最近肩こりがひどいです", True),
+        # a friend who could join the team: a question about work
+        ("my friends want to apply, does the team pay a referral bonus?", False),
         # home or family beside the office, the job or the team: a question about work
         ("how do I reach the office network from home?", False),
         ("Wie komm ich von zu Hause ins Büro-VPN?", False),

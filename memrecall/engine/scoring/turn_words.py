@@ -16,8 +16,8 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
   only a strong match answers it; when the memories know them, a weak match answers only if
   it holds one ("a background blur in *Zoom*" is not answered by a memory that only says
   *background*; acronyms such as *CI* and *PRs* hold nothing back: :func:`strong_only`).
-* **Private life** (:data:`PRIVATE_PHRASES`): home, family, parents, school, one's phone and
-  photos, the weather, cooking, films, sport, holidays ("my sister's wedding speech",
+* **Private life** (:data:`PRIVATE_PHRASES`): home, family, friends, parents, school, one's
+  phone and photos, one's health, the weather, cooking, eating out, films, sport, holidays ("my sister's wedding speech",
   "家里路由器", "la macchina del caffè di casa mia", "Mi hijo quiere aprender Python"). Such
   a question is about the asker's own life; a memory that never speaks of it (the office's
   coffee machine, the guest Wi-Fi, the team's Python versions) answers something else,
@@ -328,10 +328,15 @@ PRIVATE_PHRASES = (
     *("celular", "meu celular", "il mio telefono", "мой телефон", "моем телефоне", "手机"),
     *("スマホ", "携帯", "핸드폰", "휴대폰", "아이폰", "스마트폰", "dien thoai"),
     *("photo", "photos", "foto", "fotos", "фото", "照片", "写真", "사진"),
+    # friends, eating out, one's health, autumn leaves and blossoms
+    *("friends", "amigos", "amigas", "amis", "freunde", "amici", "друзья", "朋友"),
+    *("友達", "友だち", "친구", "restaurante", "ristorante", "ресторан", "美食"),
+    *("グルメ", "맛집", "肩こり", "頭痛", "腰痛", "風邪", "感冒", "发烧", "头疼", "감기"),
+    *("두통", "ダイエット", "减肥", "다이어트", "紅葉", "花見", "お酒", "喝酒"),
 )
-"""Home, family, partner, one's personal things, and life outside work: the weather,
-cooking, films and novels, sport, holidays, one's phone and photos (see the module's
-docstring)."""
+"""Home, family, partner, friends, one's personal things, and life outside work: the
+weather, cooking, eating out, films and novels, sport, holidays, one's health, one's phone
+and photos (see the module's docstring)."""
 
 
 WORK_PHRASES = (
