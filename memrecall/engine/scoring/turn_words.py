@@ -17,8 +17,9 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
   it holds one ("a background blur in *Zoom*" is not answered by a memory that only says
   *background*; acronyms such as *CI* and *PRs* hold nothing back: :func:`strong_only`).
 * **Private life** (:data:`PRIVATE_PHRASES`): home, family, friends, parents, school, one's
-  phone and photos, one's health, the weather, cooking, eating out, films, sport, holidays ("my sister's wedding speech",
-  "家里路由器", "la macchina del caffè di casa mia", "Mi hijo quiere aprender Python"). Such
+  phone and photos, one's health, the weather, cooking, eating out, films, sport, holidays
+  ("my sister's wedding speech", "家里路由器", "la macchina del caffè di casa mia", "Mi hijo
+  quiere aprender Python"). Such
   a question is about the asker's own life; a memory that never speaks of it (the office's
   coffee machine, the guest Wi-Fi, the team's Python versions) answers something else,
   however many words they share (:func:`elsewhere`).
