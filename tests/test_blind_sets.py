@@ -52,6 +52,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-14": (40 / 50, 38 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },
+    "set-15.json": {
+        "small-talk-heldout-15": (None, None, 46 / 66, None),
+        "answerable-heldout-15": (48 / 50, 42 / 50, None, 1 / 12),
+    },
 }
 
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
@@ -61,13 +65,11 @@ JOINED = {
     "set-11.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json"],
     "set-12.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json"],
     "set-13.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json", "set-13.json"],
-    "set-14.json": [
-        *_SETS_5_TO_9,
-        *(f"set-{n}.json" for n in range(10, 15)),
-    ],
+    "set-14.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 15))],
+    "set-15.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 16))],
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
-to 14 were written over the memories of the corpus and of sets 5 to 8."""
+to 15 were written over the memories of the corpus and of sets 5 to 8."""
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
