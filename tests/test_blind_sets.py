@@ -53,7 +53,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },
     "set-15.json": {
-        "small-talk-heldout-15": (None, None, 46 / 66, None),
+        "small-talk-heldout-15": (None, None, 49 / 66, None),
         "answerable-heldout-15": (48 / 50, 42 / 50, None, 1 / 12),
     },
 }

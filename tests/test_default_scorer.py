@@ -116,6 +116,14 @@ def test_chat_fillers_and_general_words_weigh_little_in_other_languages(
     assert {t.term: t.weight for t in query_terms(query)} == expected
 
 
+def test_contractions_typed_without_apostrophes_and_korean_particles_carry_no_topic() -> None:
+    found = {t.term: t.weight for t in analysis.query_candidates("whats the port, isnt it 5432")}
+    assert found == {"port": 1.0, "5432": 1.0}
+    korean = {t.term: t.weight for t in analysis.query_candidates("지구에서 달까지 거리")}
+    assert korean["까지"] == 0.3
+    assert korean["거리"] == 1.0
+
+
 @pytest.mark.parametrize(
     ("query", "word", "weight"),
     [

@@ -77,6 +77,7 @@ def test_ordinary_questions_are_not_social(query: str) -> None:
         ("友達と英語の勉強会をやりたいんだけど、いい教材ある？", True),
         ("제주도 가는데 맛집 추천해줘", True),
         ("最近肩こりがひどいです", True),
+        ("me voy a Sevilla con mi pareja en mayo", True),
         # a friend who could join the team: a question about work
         ("my friends want to apply, does the team pay a referral bonus?", False),
         # home or family beside the office, the job or the team: a question about work

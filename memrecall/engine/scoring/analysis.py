@@ -380,6 +380,8 @@ STOPWORDS = frozenset(
     themselves then there these they this those through too under until very was wasn were weren
     what when where which while who whom whose why will with won would wouldn you your yours
     yourself yourselves
+    whats hows wheres whos whens whys thats theres heres youre ive isnt doesnt didnt cant
+    wont shouldnt couldnt wouldnt arent wasnt
     hey hello thanks thank please okay yes yeah sure sorry hmm lol haha
     der die das und ist nicht mit für auf ein eine dem den des wie was wer wann
     danke bitte hallo tschüss genau klar alles vielen dank beaucoup mille muchas muchísimas
@@ -528,7 +530,8 @@ COMMON_BIGRAMS = frozenset(
     今日 明日 昨日 大丈 丈夫 了解 本当 時間 場合 最近 問題 仕事 一緒
     감사 사합 합니 니다 좋아 아요 해요 어요 그렇 렇게 안녕 하세 세요 있어 없어 어떻 떻게 오늘
     내일 정말 진짜 그냥 지금 우리 이거 저거
-    어제 요즘 에서 에게 으로 하고 하는 하면 해서 습니 입니 있는 주세
+    어제 요즘 에서 에게 으로 하고 하는 하면 해서 습니 입니 있는 주세 까지 부터 처럼 마다 한테
+    께서 이랑
     方法 办法 如何 步骤 流程 过程 说明 手順 手続 説明 방법 절차 과정 단계 설명
     """.split()
 )

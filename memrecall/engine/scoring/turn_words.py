@@ -236,6 +236,7 @@ PRIVATE_PHRASES = (
     "hermano",
     "novia",
     "novio",
+    "pareja",
     "familia",
     # Portuguese
     "filho",
