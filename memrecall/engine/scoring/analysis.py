@@ -567,8 +567,10 @@ LANGUAGE_MARKERS: dict[str, frozenset[str]] = {
         "você vocês não uma com isso isto muito também onde quem pelo pela então".split()
     ),
 }
-"""Function words that tell a query's language (none of them a word of another language
-here: not *was*, *des*, *come*): a query holding one is read as (also) written in it."""
+"""Function words that tell a query's language: a query holding one is read as (also)
+written in it. Words that are as often another language's are left out (*was*, *des*,
+*come*); German *die* stays, since a false mark only weighs *hat*, *bin*, *war*, *man* and
+*dir* down to common words."""
 
 AMBIGUOUS_WORDS: dict[str, frozenset[str]] = {
     "de": frozenset("hat bin war man dir".split()),

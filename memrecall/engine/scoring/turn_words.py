@@ -19,10 +19,9 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
 * **Private life** (:data:`PRIVATE_PHRASES`): home, family, friends, parents, school, one's
   phone and photos, one's health, the weather, cooking, eating out, films, sport, holidays
   ("my sister's wedding speech", "家里路由器", "la macchina del caffè di casa mia", "Mi hijo
-  quiere aprender Python"). Such
-  a question is about the asker's own life; a memory that never speaks of it (the office's
-  coffee machine, the guest Wi-Fi, the team's Python versions) answers something else,
-  however many words they share (:func:`elsewhere`).
+  quiere aprender Python"). Such a question is about the asker's own life; a memory that
+  never speaks of it (the office's coffee machine, the guest Wi-Fi, the team's Python
+  versions) answers something else, however many words they share (:func:`elsewhere`).
   A memory that does speak of it (one that names the user's daughter, or working from home)
   still counts, and so does one that holds a topical term of a clause without a private
   phrase ("my kid is sick — who's on the pager?"), and so does every memory when the
