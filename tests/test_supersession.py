@@ -516,3 +516,38 @@ def test_asked_whether_it_still_holds_an_update_that_repeats_little_still_answer
     assert first.score < index.params.subject_ratio * second.score
     assert index.same_subject(0, 1)
     assert 0 not in index.fast(asked)
+
+
+PARKING_OLD = note(
+    "parking-old",
+    "Staff parking for employees is in the Building B garage; pick up the yearly windscreen"
+    " sticker at the front desk.",
+    title="Staff parking for employees",
+    days=0,
+)
+PARKING_NEW = note(
+    "parking-new",
+    "Staff parking for employees moved to the Mill Street garage; spots are booked per day in"
+    " the Parkly app.",
+    title="Staff parking for employees",
+    days=200,
+)
+
+
+def test_an_update_follows_its_note_into_the_ranking_even_unmatched() -> None:
+    pool = [PARKING_OLD, PARKING_NEW, REFUND_POLICY]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    assert index.same_subject(0, 1)
+    asked = "where do I pick up the windscreen sticker?"
+    assert [m.index for m in index.matches(asked)] == [0]  # no query word in the newer note
+    assert index.rank(asked, 5) == [0, 1]
+    assert index.rank_and_fast(asked, 5)[0] == [0, 1]
+    assert index.rank(asked, 1) == [0]  # within the limit
+    assert index.rank(asked, 5, exclude={1}) == [0]  # already delivered
+    assert 1 not in index.fast(asked)  # the fast path delivers what the query matches
+    # written together, or on another subject: no update
+    together = msgspec.structs.replace(PARKING_NEW, mtime=PARKING_OLD.mtime + DAY)
+    assert FieldedIndex.of([PARKING_OLD, together], thresholds=OPEN).rank(asked, 5) == [0]
+    assert FieldedIndex.of([REFUND_POLICY, PARKING_NEW], thresholds=OPEN).rank(
+        "refund within 14 days", 5
+    ) == [0]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 
 from memrecall.engine.scoring.analysis import QueryTerm
 from memrecall.engine.scoring.change_words import declares_change
@@ -108,6 +108,18 @@ class IncrementalIndex:
         if known is None:
             known = self._subjects[doc] = subject_of(self._features[doc], self._idf)
         return known
+
+    def subject(self, doc: str) -> tuple[frozenset[str], float]:
+        """An indexed document's subject terms and their idf sum (``subject_of``)."""
+        return self._subject(doc)
+
+    def holders(self, term: str) -> Iterable[str]:
+        """The indexed documents that have an index term (exactly: no variants)."""
+        return self._postings.get(term, ())
+
+    def idf(self, term: str) -> float | None:
+        """An index term's idf in this pool, or None when no document has it."""
+        return self._idf(term)
 
     def similarity(self, a: str, b: str) -> float:
         """How much two indexed documents say alike (as ``FieldedIndex.similarity``)."""

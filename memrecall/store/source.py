@@ -51,9 +51,11 @@ from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_th
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables
 from memrecall.engine.scoring.time_rules import (
     later_alike,
+    later_versions,
     move_newer_up,
     possible_updates,
     unclear,
+    with_update,
 )
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
@@ -297,7 +299,8 @@ class StoreRanker:
             fallback = self._stale()
             if fallback is not None:
                 return fallback.rank(query, limit, exclude=exclude)
-            return [i for i, *_ in self._judged(query, exclude, limit, keep_none=False)]
+            judged = self._judged(query, exclude, limit, keep_none=False)
+            return self._with_update(judged, exclude, limit)
 
     def rank_and_fast(
         self, query: str, limit: int, *, exclude: Collection[int] = ()
@@ -309,8 +312,36 @@ class StoreRanker:
                 return fallback.rank_and_fast(query, limit, exclude=exclude)
             ranked = self._judged(query, exclude, max(limit, MAX_FAST_DOCS), keep_none=True)
             fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
-        kept = [i for i, j, *_ in ranked[:limit] if j is not Judgement.NONE]
-        return kept, fast
+            kept = [r for r in ranked[:limit] if r[1] is not Judgement.NONE]
+            return self._with_update(kept, exclude, limit), fast
+
+    def _with_update(
+        self,
+        kept: list[tuple[int, Judgement, float, str, str | None]],
+        exclude: Collection[int],
+        limit: int,
+    ) -> list[int]:
+        """The kept positions, the first one's newest update right after it (as
+        ``FieldedIndex._with_update``; call under the source's lock)."""
+        index = self._source.index
+        position = self._source.position
+        positions = [r[0] for r in kept]
+
+        def update(first: int) -> int | None:
+            later = later_versions(
+                kept[0][3],
+                index.subject(kept[0][3]),
+                holders=index.holders,
+                idf=index.idf,
+                mtime=index.mtime,
+                same_subject=index.same_subject,
+                place=position,
+                params=index.params,
+            )
+            found = (position(doc) for doc in later)
+            return next((i for i in found if i not in positions and i not in exclude), None)
+
+        return with_update(positions, limit, update)
 
     def _fast_of(
         self, ranked: list[tuple[int, Judgement, float, str, str | None]], query: str

@@ -11,7 +11,7 @@ of itself (``charged``/``charges``, ``магазин``/``магазины``) at
 (``owner`` is not ``ownership``, ``tea`` is not ``team``).
 
 Ranking: score descending, then mtime descending, then input order, with
-four rules about time (docs/decisions.md, issue 18):
+five rules about time (docs/decisions.md, issue 18):
 
 * **Freshness prior.** The order (never the judgement) uses the score times
   ``1 + freshness × 0.5 ** (age / half_life)``, age measured from the pool's
@@ -43,6 +43,11 @@ four rules about time (docs/decisions.md, issue 18):
   before). A question asked in the older note's own words ("do we still park in the
   Building B basement?") keeps the older note first, and its update then goes in beside
   it, never behind it. The rendered dates tell the model which is current.
+* **An update follows its note.** When the first document of a ranking has a newer one on
+  its subject (:meth:`same_subject`, written :attr:`Params.subject_gap` days later or more)
+  that the ranking lacks, the newest such goes right after it in :meth:`rank`, whether or
+  not the query matches it (an update asked about in its older note's words); the fast path
+  is not changed by it.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -177,10 +182,12 @@ from memrecall.engine.scoring.query_rules import (
 )
 from memrecall.engine.scoring.time_rules import (
     later_alike,
+    later_versions,
     move_newer_up,
     possible_updates,
     subject_of,
     unclear,
+    with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
@@ -727,7 +734,10 @@ class FieldedIndex:
                 if not stands_out(contenders, order, self.params.paste_margin):
                     muted.update(ranked)
                 else:  # the memory that owns the word answers, with its older versions
-                    muted.update(beside_owner(ranked, contenders[:1], stale, self.same_subject))
+                    passing = set(beside_owner(ranked, contenders[:1], stale, self.same_subject))
+                    muted.update(passing)
+                    if floor:  # not answers: they take no place within the limit
+                        ranked = [i for i in ranked if i not in passing]
                     if lone.kind != "word":
                         stale.update(ranked)  # a lone bigram may be a piece of a longer word
         newer = self._doubted(ranked, order)
@@ -908,8 +918,32 @@ class FieldedIndex:
         return [(m.index, m.judgement) for m in self._ranked(query, exclude, limit, floor=True)]
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
-        """Indices of the best ``limit`` documents judged at least weak, best first."""
-        return [m.index for m in self._ranked(query, exclude, limit, floor=True)]
+        """Indices of the best ``limit`` documents judged at least weak, best first, the
+        first one's newest update right after it (:meth:`_with_update`)."""
+        kept = [m.index for m in self._ranked(query, exclude, limit, floor=True)]
+        return self._with_update(kept, exclude, limit)
+
+    def _with_update(self, kept: list[int], exclude: Collection[int], limit: int) -> list[int]:
+        """An update follows its note (:func:`~memrecall.engine.scoring.time_rules.with_update`):
+        the newest document on the first one's subject written later
+        (:func:`~memrecall.engine.scoring.time_rules.later_versions`) goes right after it,
+        whether or not the query matches it. Only into the ranking: the fast path delivers
+        what the query matches."""
+
+        def update(first: int) -> int | None:
+            later = later_versions(
+                first,
+                self._subject(first),
+                holders=lambda term: self._term_postings(term)[0],
+                idf=self._idf,
+                mtime=self._mtimes.__getitem__,
+                same_subject=self.same_subject,
+                place=int,
+                params=self.params,
+            )
+            return next((j for j in later if j not in kept and j not in exclude), None)
+
+        return with_update(kept, limit, update)
 
     def fast(
         self, query: str, *, exclude: Collection[int] = (), limit: int = MAX_FAST_DOCS
@@ -964,4 +998,4 @@ class FieldedIndex:
         """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
         ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
         kept = [m.index for m in ranked[:limit] if m.judgement is not Judgement.NONE]
-        return kept, self._fast_of(ranked[:MAX_FAST_DOCS], query)
+        return self._with_update(kept, exclude, limit), self._fast_of(ranked[:MAX_FAST_DOCS], query)

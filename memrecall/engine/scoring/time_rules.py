@@ -13,6 +13,8 @@ alike, so that a memory store months old ranks as a memory tree does:
 * :func:`possible_updates` — older notes that a newer, alike one may update (the fast path
   puts such a note in only beside its update);
 * :func:`later_alike` — documents that may update one of some others, whatever they score;
+* :func:`later_versions` and :func:`with_update` — an update follows its note into the
+  result, even when no query word matches it;
 * :func:`unclear` — in a paste, the documents never judged strong.
 
 :mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
@@ -31,11 +33,13 @@ from memrecall.engine.scoring.query_rules import MatchedTerm
 
 __all__ = [
     "later_alike",
+    "later_versions",
     "move_newer_up",
     "possible_updates",
     "similarity",
     "subject_of",
     "unclear",
+    "with_update",
 ]
 
 _K = TypeVar("_K", bound=Hashable)
@@ -211,6 +215,56 @@ def later_alike(
             if older in held
         )
     }
+
+
+def later_versions(
+    doc: _K,
+    subject: tuple[frozenset[str], float],
+    *,
+    holders: Callable[[str], Iterable[_K]],
+    idf: Callable[[str], float | None],
+    mtime: Callable[[_K], float],
+    same_subject: Callable[[_K, _K], bool],
+    place: Callable[[_K], int],
+    params: Params,
+    rarest: int = 3,
+) -> list[_K]:
+    """Documents about the same subject as ``doc`` (``subject`` is its :func:`subject_of`)
+    written :attr:`Params.subject_gap` days later or more, newest first. They are looked for
+    among the holders of its ``rarest`` subject terms that some other document has too (a
+    note on the same subject shares its rarer words): a few posting lists, whatever the
+    pool's size. Equal times are in pool order (``place``)."""
+    since = mtime(doc) + params.subject_gap * DAY
+    found: set[_K] = set()
+    shared = 0
+    for term in sorted(subject[0], key=lambda t: (-(idf(t) or 0.0), t)):
+        others = [c for c in holders(term) if c != doc]
+        if not others:
+            continue  # a word of this document alone
+        found.update(c for c in others if mtime(c) >= since)
+        shared += 1
+        if shared == rarest:
+            break
+    return sorted((c for c in found if same_subject(doc, c)), key=lambda c: (-mtime(c), place(c)))
+
+
+def with_update(
+    kept: list[_K],
+    limit: int,
+    update: Callable[[_K], _K | None],
+) -> list[_K]:
+    """``kept`` with the newest update of its first document (``update``: a document not
+    ``kept`` and not excluded, or None) right after it, cut to ``limit``. An update follows
+    its note: when the best answer has a newer version on its subject that shares no word
+    with the query ("where do I get the parking permit?" against the note that parking is
+    now booked in an app), that version still goes to the selector, and the dates rendered
+    with both tell which is current."""
+    if not kept:
+        return kept
+    newer = update(kept[0])
+    if newer is None:
+        return kept
+    return [kept[0], newer, *kept[1:]][:limit]
 
 
 def unclear(
