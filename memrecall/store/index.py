@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 
 from memrecall.engine.scoring.analysis import QueryTerm
 from memrecall.engine.scoring.change_words import declares_change
@@ -37,7 +37,7 @@ from memrecall.engine.scoring.fielded import (
     select_query_terms,
 )
 from memrecall.engine.scoring.freshness import freshness
-from memrecall.engine.scoring.time_rules import DAY, similarity, subject_of
+from memrecall.engine.scoring.time_rules import DAY, later_versions, similarity, subject_of
 
 __all__ = ["IncrementalIndex"]
 
@@ -60,6 +60,7 @@ class IncrementalIndex:
         self._peaks: dict[str, float] = {}
         self._ordered: dict[str, list[str]] = {}
         self._subjects: dict[str, tuple[frozenset[str], float]] = {}
+        self._later: dict[str, tuple[str, ...]] = {}
         self._newest: float | None = None
         self._priors: dict[str, float] = {}
 
@@ -82,6 +83,7 @@ class IncrementalIndex:
         self._peaks.clear()
         self._ordered.clear()
         self._subjects.clear()
+        self._later.clear()
 
     # ------------------------------------------------------------------ time
 
@@ -109,17 +111,24 @@ class IncrementalIndex:
             known = self._subjects[doc] = subject_of(self._features[doc], self._idf)
         return known
 
-    def subject(self, doc: str) -> tuple[frozenset[str], float]:
-        """An indexed document's subject terms and their idf sum (``subject_of``)."""
-        return self._subject(doc)
-
-    def holders(self, term: str) -> Iterable[str]:
-        """The indexed documents that have an index term (exactly: no variants)."""
-        return self._postings.get(term, ())
-
-    def idf(self, term: str) -> float | None:
-        """An index term's idf in this pool, or None when no document has it."""
-        return self._idf(term)
+    def later_versions(self, doc: str) -> tuple[str, ...]:
+        """The indexed documents on ``doc``'s subject written later, newest first (then by
+        path; ``time_rules.later_versions``), computed once until the index changes."""
+        known = self._later.get(doc)
+        if known is None:
+            known = self._later[doc] = tuple(
+                later_versions(
+                    doc,
+                    self._subject(doc),
+                    holders=lambda term: self._postings.get(term, ()),
+                    idf=self._idf,
+                    mtime=self.mtime,
+                    same_subject=self.same_subject,
+                    place=str,
+                    params=self.params,
+                )
+            )
+        return known
 
     def similarity(self, a: str, b: str) -> float:
         """How much two indexed documents say alike (as ``FieldedIndex.similarity``)."""

@@ -51,7 +51,6 @@ from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_th
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables
 from memrecall.engine.scoring.time_rules import (
     later_alike,
-    later_versions,
     move_newer_up,
     possible_updates,
     unclear,
@@ -328,17 +327,7 @@ class StoreRanker:
         positions = [r[0] for r in kept]
 
         def update(first: int) -> int | None:
-            later = later_versions(
-                kept[0][3],
-                index.subject(kept[0][3]),
-                holders=index.holders,
-                idf=index.idf,
-                mtime=index.mtime,
-                same_subject=index.same_subject,
-                place=position,
-                params=index.params,
-            )
-            found = (position(doc) for doc in later)
+            found = (position(doc) for doc in index.later_versions(kept[0][3]))
             return next((i for i in found if i not in positions and i not in exclude), None)
 
         return with_update(positions, limit, update)

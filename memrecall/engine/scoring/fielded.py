@@ -350,6 +350,7 @@ class FieldedIndex:
         half_life = p.half_life * 86_400.0
         self._prior = FreshnessPrior(self._mtimes, newest, p.freshness, half_life)
         self._subjects: dict[int, tuple[frozenset[str], float]] = {}
+        self._later: dict[int, tuple[int, ...]] = {}
 
     def _drop_cycles(self) -> None:
         """Links that come back to where they started (a -> b -> c -> a) supersede nothing."""
@@ -923,6 +924,16 @@ class FieldedIndex:
         kept = [m.index for m in self._ranked(query, exclude, limit, floor=True)]
         return self._with_update(kept, exclude, limit)
 
+    def _holders(self, term: str) -> set[int]:
+        """The documents (pool positions) that have an index term, from its postings alone
+        (no values computed)."""
+        keys: set[int] = set()
+        for row in rows_of(self._field_postings, self._base, term):
+            if row:
+                keys.update(row)
+        position = self._position
+        return keys if position is None else {position[k] for k in keys}
+
     def _with_update(self, kept: list[int], exclude: Collection[int], limit: int) -> list[int]:
         """An update follows its note (:func:`~memrecall.engine.scoring.time_rules.with_update`):
         the newest document on the first one's subject written later
@@ -931,16 +942,22 @@ class FieldedIndex:
         what the query matches."""
 
         def update(first: int) -> int | None:
-            later = later_versions(
-                first,
-                self._subject(first),
-                holders=lambda term: self._term_postings(term)[0],
-                idf=self._idf,
-                mtime=self._mtimes.__getitem__,
-                same_subject=self.same_subject,
-                place=int,
-                params=self.params,
-            )
+            later = self._later.get(first)
+            if later is None:  # the pool's, not the query's: computed once per document
+                later = tuple(
+                    later_versions(
+                        first,
+                        self._subject(first),
+                        holders=self._holders,
+                        idf=self._idf,
+                        mtime=self._mtimes.__getitem__,
+                        same_subject=self.same_subject,
+                        place=int,
+                        params=self.params,
+                    )
+                )
+                if len(self._later) < 50_000:
+                    self._later[first] = later
             return next((j for j in later if j not in kept and j not in exclude), None)
 
         return with_update(kept, limit, update)

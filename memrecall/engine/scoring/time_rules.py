@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 _K = TypeVar("_K", bound=Hashable)
+_P = TypeVar("_P", int, str)
 
 DAY = 86_400.0
 
@@ -225,7 +226,7 @@ def later_versions(
     idf: Callable[[str], float | None],
     mtime: Callable[[_K], float],
     same_subject: Callable[[_K, _K], bool],
-    place: Callable[[_K], int],
+    place: Callable[[_K], _P],
     params: Params,
     rarest: int = 3,
 ) -> list[_K]:
@@ -233,7 +234,8 @@ def later_versions(
     written :attr:`Params.subject_gap` days later or more, newest first. They are looked for
     among the holders of its ``rarest`` subject terms that some other document has too (a
     note on the same subject shares its rarer words): a few posting lists, whatever the
-    pool's size. Equal times are in pool order (``place``)."""
+    pool's size. Equal times are in pool order (``place``: a position, or a path where the
+    pool is ordered by time and path)."""
     since = mtime(doc) + params.subject_gap * DAY
     found: set[_K] = set()
     shared = 0
