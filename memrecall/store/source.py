@@ -326,8 +326,10 @@ class StoreRanker:
         position = self._source.position
         positions = [r[0] for r in kept]
 
-        def update(first: int) -> int | None:
-            found = (position(doc) for doc in index.later_versions(kept[0][3]))
+        first_doc = kept[0][3] if kept else ""
+
+        def update(first: int) -> int | None:  # first is kept[0]'s position, first_doc its path
+            found = (position(doc) for doc in index.later_versions(first_doc))
             return next((i for i in found if i not in positions and i not in exclude), None)
 
         return with_update(positions, limit, update)
