@@ -103,6 +103,8 @@ def test_private_life_phrases(query: str, private: bool) -> None:
     ("query", "named"),
     [
         ("how do I make a pivot table in Excel?", ["Excel"]),
+        # German capitalises its nouns: "für" (folded "fur") says the question is German
+        ("Löschfrist für Kundendaten?", []),
         ("how to write a LEFT JOIN in SQL", ["LEFT", "JOIN", "SQL"]),
         ("Pythonのリスト内包表記とは", ["Python"]),
         ("怎么在iPhone上截长图？", ["iPhone"]),

@@ -50,6 +50,7 @@ import regex
 from memrecall.engine.scoring.analysis import (
     LANGUAGE_MARKERS,
     analyze,
+    fold,
     query_candidates,
     query_text,
     query_words,
@@ -470,7 +471,7 @@ def private_phrases(words: Collection[str]) -> list[Phrase]:
     return found
 
 
-GERMAN_MARKERS = LANGUAGE_MARKERS["de"]
+GERMAN_MARKERS = frozenset(map(fold, LANGUAGE_MARKERS["de"]))
 """Words of German, a language that writes every noun with a capital: a question holding
 one of them names nothing by its capitals (:func:`names`). Not *was* and *des*, which are
 also English and French words."""
