@@ -254,7 +254,7 @@ class StoreRanker:
             if not stands_out(owners, order, margin):
                 return []  # one word that no memory stands out for
             # the memory that owns the word answers, with its older versions
-            passing = set(beside_owner(docs, owners[:1], stale, index.same_subject))
+            passing = beside_owner(docs, owners[:1], stale, index.same_subject)
             docs = [d for d in docs if d not in passing]
         newer = possible_updates(
             docs, order, mtime=index.mtime, similarity=index.similarity, params=params
@@ -321,18 +321,16 @@ class StoreRanker:
         limit: int,
     ) -> list[int]:
         """The kept positions, the first one's newest update right after it (as
-        ``FieldedIndex._with_update``; call under the source's lock)."""
+        ``FieldedIndex._with_update``, over paths; call under the source's lock)."""
         index = self._source.index
         position = self._source.position
-        positions = [r[0] for r in kept]
+        docs = [r[3] for r in kept]
 
-        first_doc = kept[0][3] if kept else ""
+        def update(first: str) -> str | None:
+            later = index.later_versions(first)
+            return next((d for d in later if d not in docs and position(d) not in exclude), None)
 
-        def update(first: int) -> int | None:  # first is kept[0]'s position, first_doc its path
-            found = (position(doc) for doc in index.later_versions(first_doc))
-            return next((i for i in found if i not in positions and i not in exclude), None)
-
-        return with_update(positions, limit, update)
+        return [position(doc) for doc in with_update(docs, limit, update)]
 
     def _fast_of(
         self, ranked: list[tuple[int, Judgement, float, str, str | None]], query: str

@@ -735,7 +735,7 @@ class FieldedIndex:
                 if not stands_out(contenders, order, self.params.paste_margin):
                     muted.update(ranked)
                 else:  # the memory that owns the word answers, with its older versions
-                    passing = set(beside_owner(ranked, contenders[:1], stale, self.same_subject))
+                    passing = beside_owner(ranked, contenders[:1], stale, self.same_subject)
                     muted.update(passing)
                     if floor:  # not answers: they take no place within the limit
                         ranked = [i for i in ranked if i not in passing]

@@ -264,16 +264,16 @@ def beside_owner(
     owner: Sequence[_K],
     older: Collection[_K],
     same_subject: Callable[[_K, _K], bool],
-) -> list[_K]:
+) -> set[_K]:
     """For a query of a single topical term whose first memory stands out (:func:`stands_out`;
     ``owner`` holds it, or nothing when no memory contends): the ``ranked`` documents other
     than that memory and its ``older`` versions on the same subject. The word is that
     memory's; the runners-up share it in passing ("服务" answered by the test-server notes,
     not also by the alerting dashboard that mentions a service)."""
     if not owner:
-        return []
+        return set()
     first = owner[0]
-    return [d for d in ranked if d != first and not (d in older and same_subject(d, first))]
+    return {d for d in ranked if d != first and not (d in older and same_subject(d, first))}
 
 
 def loose_syllables(

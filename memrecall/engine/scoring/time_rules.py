@@ -176,18 +176,30 @@ def possible_updates(
     :attr:`Params.subject_ratio` of it, and saying alike at least :attr:`Params.doubt`."""
     p = params
     top = ranked[: p.subject_window]
-    gap = p.subject_gap * DAY
     doubted: dict[_K, _K] = {}
     for older in top:
         for newer in top:
-            if (
-                mtime(newer) - mtime(older) >= gap
-                and order[newer] >= p.subject_ratio * order[older]
-                and similarity(older, newer) >= p.doubt
+            if order[newer] >= p.subject_ratio * order[older] and _may_update(
+                older, newer, mtime, similarity, p
             ):
                 doubted[older] = newer
                 break
     return doubted
+
+
+def _may_update(
+    older: _K,
+    newer: _K,
+    mtime: Callable[[_K], float],
+    similarity: Callable[[_K, _K], float],
+    params: Params,
+) -> bool:
+    """Whether ``newer`` may update ``older``: written :attr:`Params.subject_gap` days later
+    or more, and saying alike at least :attr:`Params.doubt`."""
+    return (
+        mtime(newer) - mtime(older) >= params.subject_gap * DAY
+        and similarity(older, newer) >= params.doubt
+    )
 
 
 def later_alike(
@@ -205,15 +217,12 @@ def later_alike(
     too: an update need not repeat what it replaces ("the permit for Building B" and the
     note that staff now park in another garage)."""
     top = ranked[: params.subject_window]
-    gap = params.subject_gap * DAY
     return {
         newer
         for newer in top
         if newer not in held
         and any(
-            mtime(newer) - mtime(older) >= gap and similarity(older, newer) >= params.doubt
-            for older in top
-            if older in held
+            _may_update(older, newer, mtime, similarity, params) for older in top if older in held
         )
     }
 
