@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from memrecall.engine.scoring.analysis import query_words
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.judgement import Judgement, Thresholds
+from memrecall.engine.scoring.turn_model import TurnModel
 from memrecall.engine.scoring.turn_words import (
     elsewhere,
     names,
@@ -23,6 +24,10 @@ from tests.factories import filler, memory
 SPLIT = Thresholds(0.0, 0.0, 0.5, 0.0)
 """Any match is at least weak, and strong from half the query's weight up: coverage alone
 decides, so a test can say which documents are strong."""
+
+NO_TALK = TurnModel({}, bias=-50.0, cutoff=0.5)
+"""A turn model that calls no turn small talk: these tests are about the phrase rules alone
+(tests/test_turn_model.py has the model's)."""
 
 
 @pytest.mark.parametrize(
@@ -120,7 +125,7 @@ def test_names_are_capitalised_words_inside_a_sentence(query: str, named: list[s
 
 def test_a_question_in_a_clause_of_its_own_is_read_for_itself() -> None:
     pool = _pool()
-    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=NO_TALK)
     # family in one clause, the question about the office VPN in another: answered
     assert index.rank("my kid is sick today — how do I connect to the acme profile?", 1) == [2]
     # thanks, then a question a memory answers only weakly: that memory still counts
@@ -161,7 +166,7 @@ def _pool() -> list:  # type: ignore[type-arg]
 
 
 def test_a_question_about_home_is_answered_only_by_memories_that_speak_of_it() -> None:
-    index = FieldedIndex.of(_pool(), thresholds=SPLIT)
+    index = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=NO_TALK)
     assert index.rank("how do I reset the Wi-Fi password?", 5)[0] == 0
     # asked about the home Wi-Fi: the guest Wi-Fi memory answers something else
     asked = index.rank("how do I reset my home Wi-Fi password?", 5)
@@ -172,7 +177,7 @@ def test_a_question_about_home_is_answered_only_by_memories_that_speak_of_it() -
 
 
 def test_thanks_get_only_a_strong_match() -> None:
-    index = FieldedIndex.of(_pool(), thresholds=SPLIT)
+    index = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=NO_TALK)
     assert index.judge("the action items look right", 5)  # weak matches without thanks
     assert index.judge("thanks, the action items look right", 5) == []
     assert index.rank("thanks! what is the guest Wi-Fi password?", 5)[0] == 0
@@ -180,13 +185,14 @@ def test_thanks_get_only_a_strong_match() -> None:
 
 def test_a_question_naming_what_no_memory_knows_gets_only_a_strong_match() -> None:
     pool = _pool()
-    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=NO_TALK)
     assert index.judge("how do I make a pivot table?", 5)  # "table": a weak match
     assert index.judge("how do I make a pivot table in Excel?", 5) == []
     # once a memory says Excel, the name is known, and the question is answered
     known = FieldedIndex.of(
         [*pool, memory("Budget sheet", "", "The budget lives in Excel, one table per team.")],
         thresholds=SPLIT,
+        turns=NO_TALK,
     )
     assert known.rank("how do I make a pivot table in Excel?", 1) == [len(pool)]
 
@@ -197,7 +203,7 @@ def test_a_question_naming_what_memories_know_is_answered_by_those_that_hold_it(
         memory("Design system", "", "Buttons use the brand background colour."),
         *filler(20),
     ]
-    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=NO_TALK)
     assert index.rank("how do I change the background colour of a button?", 5)[0] == 1
     # the question is about Zoom: the memory that only says "background" answers something else
     assert index.rank("how do I add a background blur in Zoom?", 5) == [0]
@@ -209,6 +215,7 @@ def test_a_question_naming_what_memories_know_is_answered_by_those_that_hold_it(
             *filler(20),
         ],
         thresholds=SPLIT,
+        turns=NO_TALK,
     )
     assert merging.rank("can I merge the pull request while CI runs?", 5)[0] == 0
 
@@ -231,7 +238,7 @@ def test_an_update_of_a_memory_that_holds_the_name_answers_with_it() -> None:
         memory("Canteen", "", "The canteen by the parking entrance opens at noon.", mtime=0.0),
         *filler(20),
     ]
-    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=NO_TALK)
     asked = index.rank("where do I get the parking permit for Building B?", 5)
     # the newer note never says Building: it may update the one that does, so it answers
     assert set(asked[:2]) == {0, 1}
@@ -255,7 +262,7 @@ def test_the_turn_rules_hold_for_any_pool_and_query(
 ) -> None:
     pool = [memory(f"m{i}", "", " ".join(words)) for i, words in enumerate(contents)]
     pool += filler(10)
-    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=NO_TALK)
     query = "Well, " + " ".join(asked)  # one clause: the rules read the query as a whole
     words = query_words(query)
     judged = index.judge(query, 10)
@@ -292,7 +299,7 @@ def test_a_memory_answers_a_private_remark_only_by_the_question_beside_it(
 ) -> None:
     pool = [memory(f"m{i}", "", " ".join(words)) for i, words in enumerate(contents)]
     pool += filler(10)
-    index = FieldedIndex.of(pool, thresholds=SPLIT)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=NO_TALK)
     # a remark about one's kids, then a question in a clause of its own
     query = f"my kids {' '.join(remark)} — {' '.join(asked)}?"
     phrases = private_phrases(query_words(query))

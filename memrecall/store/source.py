@@ -56,7 +56,8 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
     with_update,
 )
-from memrecall.engine.scoring.turn_words import elsewhere, strong_only
+from memrecall.engine.scoring.turn_model import default_model
+from memrecall.engine.scoring.turn_words import elsewhere, says_work, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
 
@@ -264,6 +265,9 @@ class StoreRanker:
             if pasted
             else strong_only(query, words, lambda term, kind: bool(index._credit(term, kind)))
         )
+        # a turn the turn model is confident is small talk: weak memories are no answer
+        # (read once, and only when a weak memory is there to hold back)
+        talk: bool | None = False if pasted else None
         let_through: set[str] = set()
         for kind, term in limited or ():
             let_through.update(index._credit(term, kind).keys())
@@ -283,6 +287,10 @@ class StoreRanker:
             judgement = thresholds.judge(coverage, own / idf_max)
             if judgement is Judgement.WEAK and limited is not None and doc not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
+            if judgement is Judgement.WEAK and talk is None:
+                talk = not says_work(words) and default_model().is_talk(query)
+            if judgement is Judgement.WEAK and talk:
+                judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and doc in stale:
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is
             if judgement is Judgement.STRONG and lone is not None and lone.kind != "word":

@@ -41,11 +41,11 @@ WORDS += ["home", "mật", "khẩu", "mặt"]  # Vietnamese: syllable pairs and 
 UNSEEN = "zebra quasar nebula lantern orchid walrus".split()
 """Words no memory has: queries that share a word or two with a memory and name other
 things, so the answer floor (Thresholds.answer_coverage) decides some of them."""
-TURN = ["still", "thanks", "Quasar", "Kubectl", "home", "office"]
+TURN = ["still", "thanks", "Quasar", "Kubectl", "home", "office", "weather", "birthday", "pizza"]
 """Query words the rules about how a question is asked read: a "still" question, thanks,
 a name no memory has (strong matches only), a name memories have (weak matches must hold
 it), home (memories that never say it are out) unless the office is named too
-(turn_words)."""
+(turn_words), and everyday words the turn model reads as small talk (weak matches out)."""
 
 
 def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:

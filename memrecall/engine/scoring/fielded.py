@@ -89,6 +89,10 @@ Rules about what a query is (issue 18, continued):
   mia", the weather) is answered only by documents that speak of it too, or that hold a
   topical term of a clause without it, unless it also names the office, the job or the team
   ("the office VPN from home").
+* **Small talk by its kind.** (:mod:`memrecall.engine.scoring.turn_model`, not for a paste,
+  nor for a turn that names work.) A turn the turn model is confident is small talk (a recipe,
+  a trip, a trivia question, a phone setting: at least its calibrated cutoff) is answered only
+  by documents judged strong.
 * **Vietnamese syllables.** Two adjacent words of Vietnamese text are a term of their own
   (:func:`~memrecall.engine.scoring.analysis.syllable_pairs`, kind ``id``: ``mật khẩu`` is
   ``mat_khau``), and a document that a Vietnamese query matches only by single syllables,
@@ -190,7 +194,8 @@ from memrecall.engine.scoring.time_rules import (
     with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
-from memrecall.engine.scoring.turn_words import elsewhere, strong_only
+from memrecall.engine.scoring.turn_model import TurnModel, default_model
+from memrecall.engine.scoring.turn_words import elsewhere, says_work, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
 
@@ -273,6 +278,14 @@ class FieldedIndex:
         pool.publish()
         self._setup(pool, range(len(pool)), thresholds, checkpoint)
 
+    _turns: TurnModel | None
+
+    @property
+    def turns(self) -> TurnModel:
+        """How likely a turn is small talk (:mod:`~memrecall.engine.scoring.turn_model`): the
+        shipped model (read when first needed) unless :meth:`of` was given another."""
+        return default_model() if self._turns is None else self._turns
+
     @classmethod
     def over(
         cls,
@@ -307,6 +320,7 @@ class FieldedIndex:
         self._checkpoint = checkpoint
         self.params = pool.params
         self.thresholds = thresholds or default_thresholds()
+        self._turns = None
         self._keys_order = order
         self._doc_features = features
         self._df = pool._df
@@ -378,14 +392,17 @@ class FieldedIndex:
         params: Params | None = None,
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
+        turns: TurnModel | None = None,
     ) -> FieldedIndex:
-        """Index documents, analysing each once."""
-        return cls(
+        """Index documents, analysing each once; ``turns`` replaces the shipped turn model."""
+        index = cls(
             [DocumentFeatures.of(d, checkpoint=checkpoint) for d in documents],
             params=params,
             thresholds=thresholds,
             checkpoint=checkpoint,
         )
+        index._turns = turns
+        return index
 
     @classmethod
     def from_features(
@@ -713,6 +730,9 @@ class FieldedIndex:
         # newer of two notes on one subject says what holds now
         newest_wanted = pasted or asks_current(words)
         limited = None if pasted else strong_only(query, words, lambda t, k: bool(self._keys(t, k)))
+        # a turn the turn model is confident is small talk: weak memories are no answer
+        # (read once, and only when a weak memory is there to hold back)
+        talk: bool | None = False if pasted else None
         let_through: set[int] = set()
         for kind, term in limited or ():
             let_through.update(self._credited(term, kind)[0])
@@ -763,6 +783,10 @@ class FieldedIndex:
             judgement = Judgement.NONE if i in muted else judge(coverage, evidence)
             if judgement is Judgement.WEAK and limited is not None and i not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
+            if judgement is Judgement.WEAK and talk is None:
+                talk = not says_work(words) and self.turns.is_talk(query)
+            if judgement is Judgement.WEAK and talk:
+                judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and (i in successor or i in stale):
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast
             if floor and not keep_none and judgement is Judgement.NONE:

@@ -67,6 +67,7 @@ __all__ = [
     "names",
     "private_phrases",
     "says_social",
+    "says_work",
     "strong_only",
 ]
 
@@ -460,6 +461,12 @@ def says_social(words: Collection[str]) -> bool:
     """Whether a query whose terms (:func:`~memrecall.engine.scoring.analysis.query_words`)
     are ``words`` holds a social phrase."""
     return bool(_found(words, _SOCIAL))
+
+
+def says_work(words: Collection[str]) -> bool:
+    """Whether a query whose terms are ``words`` names work (:data:`WORK_PHRASES`: the
+    office, a colleague, the company): a question about one's work however it sounds."""
+    return bool(_found(words, _WORK))
 
 
 def private_phrases(words: Collection[str]) -> list[Phrase]:

@@ -1,0 +1,150 @@
+"""How likely a turn is small talk: a small linear model over the turn's own text (issue 18).
+
+The lexical rules of :mod:`~memrecall.engine.scoring.turn_words` know phrases; this model
+knows the *kind* of turn: greetings and feelings, private life, general knowledge, how-tos
+about consumer apps, generic programming questions, against questions about a workplace,
+its projects, tools and rules, and the user's own stated preferences. It reads only the
+turn, never the memories, so it cannot tell which memories a question is about; the ranking
+uses it to hold back memories judged *weak* on a turn it is confident is small talk
+(:meth:`TurnModel.is_talk`: at least the model's calibrated cutoff). Memories judged strong
+still answer: a turn that names a memory's own rare words is about it, however it sounds.
+
+Features are hashed (CRC-32, so the same on every machine and Python): each word of a
+space-separated script, with its character trigrams inside ``<`` and ``>``; each character
+and pair of characters of a script written without spaces (Chinese, Japanese, Korean,
+Thai, Lao, Khmer, Burmese); each pair of adjacent tokens; and the turn's length class.
+The weights are fitted by ``scripts/train_turn_model.py`` on
+``tests/fixtures/turns/*.jsonl`` (turns written for the purpose, none from the evaluation
+sets) and ship in ``turn_model.json`` beside this module with their provenance. A turn
+that names work (:func:`~memrecall.engine.scoring.turn_words.says_work`: the office, a
+colleague) is never read as small talk.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import unicodedata
+import zlib
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from typing import Any
+
+import msgspec
+import regex
+
+__all__ = [
+    "BUCKETS",
+    "MODEL_FILE",
+    "TurnModel",
+    "default_model",
+    "features",
+    "talk_probability",
+]
+
+MODEL_FILE = "turn_model.json"
+BUCKETS = 1 << 18
+"""Hash buckets: features share a weight only when their CRC-32 agree modulo this."""
+
+_TOKENS = regex.compile(r"[\p{L}\p{M}\p{N}_]+", regex.V1)
+_UNSPACED = regex.compile(
+    r"[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}"
+    r"\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]",
+    regex.V1,
+)
+_MAX_CHARS = 2000
+"""Only the start of a turn is read: a paste is not small talk (the rules skip pastes)."""
+
+
+def _bucket(feature: str) -> int:
+    return zlib.crc32(feature.encode("utf-8")) % BUCKETS
+
+
+def _grams(token: str) -> Iterator[str]:
+    if _UNSPACED.search(token):
+        for i, ch in enumerate(token):
+            yield "c:" + ch
+            if i + 1 < len(token):
+                yield "b:" + token[i : i + 2]
+        return
+    yield "w:" + token
+    padded = f"<{token}>"
+    for i in range(len(padded) - 2):
+        yield "t:" + padded[i : i + 3]
+
+
+def features(text: str) -> dict[int, float]:
+    """The turn's hashed features and their values (counts scaled to unit length)."""
+    folded = unicodedata.normalize("NFKC", text[:_MAX_CHARS]).casefold()
+    counts: dict[int, float] = {}
+    tokens = _TOKENS.findall(folded)
+    for token in tokens:
+        for gram in _grams(token):
+            key = _bucket(gram)
+            counts[key] = counts.get(key, 0.0) + 1.0
+    for first, second in itertools.pairwise(tokens):
+        key = _bucket(f"p:{first} {second}")
+        counts[key] = counts.get(key, 0.0) + 1.0
+    size = "len:" + ("1" if len(tokens) <= 1 else "2" if len(tokens) <= 3 else "n")
+    counts[_bucket(size)] = counts.get(_bucket(size), 0.0) + 1.0
+    norm = math.sqrt(sum(v * v for v in counts.values()))
+    return {k: v / norm for k, v in counts.items()}
+
+
+class TurnModel:
+    """A logistic model: ``P(small talk) = 1 / (1 + exp(-(bias + Σ weight × value)))``."""
+
+    __slots__ = ("bias", "cutoff", "weights")
+
+    def __init__(self, weights: Mapping[int, float], bias: float, cutoff: float) -> None:
+        self.weights = dict(weights)
+        self.bias = bias
+        self.cutoff = cutoff
+        """The probability from which the ranking holds weak memories back."""
+
+    def probability(self, text: str) -> float:
+        """How likely ``text`` is small talk, 0 to 1."""
+        get = self.weights.get
+        z = self.bias + sum(get(k, 0.0) * v for k, v in features(text).items())
+        if z >= 0:
+            return 1.0 / (1.0 + math.exp(-z))
+        e = math.exp(z)
+        return e / (1.0 + e)
+
+    def is_talk(self, text: str) -> bool:
+        """Whether the model is confident ``text`` is small talk (at least :attr:`cutoff`)."""
+        return self.probability(text) >= self.cutoff
+
+    @classmethod
+    def decode(cls, raw: bytes) -> TurnModel:
+        """Read a model file written by ``scripts/train_turn_model.py`` (JSON: ``bias``,
+        ``cutoff``, and the ``keys`` and ``values`` of the weights); ``ValueError`` when it
+        is not one."""
+        try:
+            data = msgspec.json.decode(raw, type=_ModelFile)
+        except msgspec.DecodeError as error:
+            raise ValueError(f"turn model: {error}") from None
+        if len(data.keys) != len(data.values):
+            raise ValueError("turn model: as many keys as values are needed")
+        return cls(dict(zip(data.keys, data.values, strict=True)), data.bias, data.cutoff)
+
+
+class _ModelFile(msgspec.Struct, frozen=True):
+    bias: float
+    cutoff: float
+    keys: list[int]
+    values: list[float]
+    provenance: dict[str, Any] | None = None
+
+
+@functools.cache
+def default_model() -> TurnModel:
+    """The shipped model (:data:`MODEL_FILE` in this package), read once per process."""
+    raw = resources.files("memrecall.engine.scoring").joinpath(MODEL_FILE).read_bytes()
+    return TurnModel.decode(raw)
+
+
+def talk_probability(text: str) -> float:
+    """How likely ``text`` is small talk under the shipped model."""
+    return default_model().probability(text)

@@ -1,0 +1,179 @@
+"""The small-talk turn model (issue 18): hashed features that do not depend on the machine,
+a logistic probability, and a ranking rule that holds back weak memories, never strong
+ones, on a turn the model calls small talk."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.judgement import Judgement, Thresholds
+from memrecall.engine.scoring.turn_model import (
+    BUCKETS,
+    TurnModel,
+    default_model,
+    features,
+)
+from memrecall.events.documents import MemoryDocument
+from tests.factories import filler, memory
+
+SPLIT = Thresholds(0.0, 0.0, 0.5, 0.0)
+"""Any match is at least weak, and strong from half the query's weight up."""
+
+TALK = TurnModel({}, bias=50.0, cutoff=0.5)
+"""Calls every turn small talk."""
+WORK = TurnModel({}, bias=-50.0, cutoff=0.5)
+"""Calls no turn small talk."""
+
+
+def _bucket(feature: str) -> int:
+    return zlib.crc32(feature.encode("utf-8")) % BUCKETS
+
+
+def test_features_are_words_trigrams_and_cjk_characters() -> None:
+    got = features("Hi 天気")
+    expected = {
+        _bucket(f)
+        for f in ("w:hi", "t:<hi", "t:hi>", "c:天", "c:気", "b:天気", "p:hi 天気", "len:2")
+    }
+    assert set(got) == expected
+    assert math.isclose(sum(v * v for v in got.values()), 1.0)
+
+
+def test_features_fold_case_and_width() -> None:
+    assert features("ＨＥＬＬＯ there") == features("hello THERE")
+
+
+def test_probability_is_logistic_and_never_overflows() -> None:
+    word = _bucket("w:weather")
+    model = TurnModel({word: 2.0}, bias=-1.0, cutoff=0.5)
+    (value,) = [v for k, v in features("weather").items() if k == word]
+    z = -1.0 + 2.0 * value
+    assert math.isclose(model.probability("weather"), 1 / (1 + math.exp(-z)))
+    assert model.probability("deploy") < model.probability("weather")
+    assert TurnModel({}, bias=1e6, cutoff=0.5).probability("x") == 1.0
+    assert TurnModel({}, bias=-1e6, cutoff=0.5).probability("x") == 0.0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"bias": 0.0, "cutoff": 0.5, "keys": [1], "values": "x"}',
+        b'{"bias": "0", "cutoff": 0.5, "keys": [], "values": []}',
+        b'{"bias": 0.0, "cutoff": 0.5, "keys": [1, 2], "values": [0.5]}',
+        b"not json",
+    ],
+)
+def test_a_malformed_model_file_is_refused(raw: bytes) -> None:
+    with pytest.raises(ValueError, match="turn model"):
+        TurnModel.decode(raw)
+
+
+def test_a_model_file_is_read_as_written() -> None:
+    word = _bucket("w:weather")
+    model = TurnModel.decode(b'{"bias": -1.0, "cutoff": 0.7, "keys": [%d], "values": [2.0]}' % word)
+    assert (model.weights, model.bias, model.cutoff) == ({word: 2.0}, -1.0, 0.7)
+
+
+def _pool() -> list[MemoryDocument]:
+    return [
+        memory("Guest Wi-Fi", "", "The guest Wi-Fi password is on the reception desk."),
+        memory("Expense claims", "", "Claims go through the Excel template by the 25th."),
+        *filler(20),
+    ]
+
+
+def test_small_talk_keeps_only_strong_memories() -> None:
+    talk = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=TALK)
+    work = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=WORK)
+    # one word of five: a weak match
+    query = "is the template broken again today"
+    assert [j for _, j in work.judge(query, 5)] == [Judgement.WEAK]
+    assert talk.judge(query, 5) == []
+    # most of the query: a strong match answers however the turn sounds
+    strong = "guest wi-fi password"
+    assert talk.rank(strong, 5) == work.rank(strong, 5) == [0]
+
+
+def test_a_turn_that_names_work_is_never_small_talk() -> None:
+    talk = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=TALK)
+    work = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=WORK)
+    # the office named (turn_words.WORK_PHRASES): a question about work however it sounds
+    query = "is the template at the office broken again today"
+    assert [j for _, j in work.judge(query, 5)] == [Judgement.WEAK]
+    assert talk.judge(query, 5) == work.judge(query, 5)
+
+
+def test_a_paste_is_never_small_talk() -> None:
+    talk = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=TALK)
+    work = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=WORK)
+    # more distinct terms than a question has (analysis.MAX_QUERY_TERMS): a paste
+    words = [f"w{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(80)]
+    paste = "guest wi-fi failing again: " + " ".join(words)
+    assert work.rank(paste, 5)
+    assert talk.rank(paste, 5) == work.rank(paste, 5)
+
+
+_WORDS = st.sampled_from(
+    "guest wi-fi password reception excel template claims home my sheet invoice backup"
+    " grafana vault details note".split()
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(_WORDS, min_size=1, max_size=8).map(" ".join))
+def test_the_talk_rule_only_removes_weak_memories(query: str) -> None:
+    pool = _pool()
+    talk = FieldedIndex.of(pool, thresholds=SPLIT, turns=TALK).judge(query, 5)
+    work = FieldedIndex.of(pool, thresholds=SPLIT, turns=WORK).judge(query, 5)
+    assert talk == [(i, j) for i, j in work if j is Judgement.STRONG]
+
+
+def test_the_shipped_model_reads_clear_turns() -> None:
+    model = default_model()
+    for turn in (
+        "thanks so much, have a great weekend!",
+        "hello!",
+        "今天天气怎么样？",
+        "what is the capital of Australia?",
+    ):
+        assert model.is_talk(turn), turn
+    for turn in (
+        "who is on call for payments this week?",
+        "what's the deadline for expense claims this month?",
+        "which Grafana dashboard shows checkout latency?",
+    ):
+        assert model.probability(turn) < 0.5, turn
+
+
+def test_the_shipped_model_file_records_its_provenance() -> None:
+    from importlib import resources
+
+    data = json.loads(
+        resources.files("memrecall.engine.scoring").joinpath("turn_model.json").read_text("utf-8")
+    )
+    assert data["provenance"]["command"] == "uv run python scripts/train_turn_model.py"
+    assert 0.5 <= data["cutoff"] <= 2.0
+
+
+def test_the_shipped_model_is_what_the_training_script_fits() -> None:
+    root = Path(__file__).parent.parent
+    done = subprocess.run(
+        [sys.executable, str(root / "scripts" / "train_turn_model.py"), "--check"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "shipped model is current" in done.stdout
