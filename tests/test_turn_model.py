@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import unicodedata
 import zlib
 from pathlib import Path
 
@@ -43,7 +44,17 @@ def test_features_are_words_trigrams_and_cjk_characters() -> None:
     got = features("Hi 天気")
     expected = {
         _bucket(f)
-        for f in ("w:hi", "t:<hi", "t:hi>", "c:天", "c:気", "b:天気", "p:hi 天気", "len:2")
+        for f in (
+            "w:hi",
+            "t:<hi",
+            "t:hi>",
+            "q:<hi>",
+            "c:天",
+            "c:気",
+            "b:天気",
+            "p:hi 天気",
+            "len:2",
+        )
     }
     assert set(got) == expected
     assert math.isclose(sum(v * v for v in got.values()), 1.0)
@@ -62,6 +73,14 @@ def test_probability_is_logistic_and_never_overflows() -> None:
     assert model.probability("deploy") < model.probability("weather")
     assert TurnModel({}, bias=1e6, cutoff=0.5).probability("x") == 1.0
     assert TurnModel({}, bias=-1e6, cutoff=0.5).probability("x") == 0.0
+
+
+def test_a_turn_read_again_gets_the_same_probability() -> None:
+    word = _bucket("w:weather")
+    model = TurnModel({word: 2.0}, bias=-1.0, cutoff=0.5)
+    fresh = TurnModel({word: 2.0}, bias=-1.0, cutoff=0.5)
+    turns = [f"weather {i}" for i in range(200)] + ["weather"] * 3
+    assert [model.probability(t) for t in turns] == [fresh._probability(t) for t in turns]
 
 
 @pytest.mark.parametrize(
@@ -177,3 +196,25 @@ def test_the_shipped_model_is_what_the_training_script_fits() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "shipped model is current" in done.stdout
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def test_no_training_turn_is_an_evaluation_query() -> None:
+    fixtures = Path(__file__).parent / "fixtures"
+    evaluated = {
+        _folded(case["query"])
+        for path in [fixtures / "recall-eval.json", *sorted((fixtures / "blind").glob("*.json"))]
+        for case in json.loads(path.read_text("utf-8"))["cases"]
+    }
+    turns = [
+        json.loads(line)
+        for path in sorted((fixtures / "turns").glob("*.jsonl"))
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+    assert len(turns) > 6000
+    assert {t["label"] for t in turns} == {"talk", "memory"}
+    assert not [t["text"] for t in turns if _folded(t["text"]) in evaluated]

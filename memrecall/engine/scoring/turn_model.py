@@ -10,9 +10,10 @@ uses it to hold back memories judged *weak* on a turn it is confident is small t
 still answer: a turn that names a memory's own rare words is about it, however it sounds.
 
 Features are hashed (CRC-32, so the same on every machine and Python): each word of a
-space-separated script, with its character trigrams inside ``<`` and ``>``; each character
-and pair of characters of a script written without spaces (Chinese, Japanese, Korean,
-Thai, Lao, Khmer, Burmese); each pair of adjacent tokens; and the turn's length class.
+space-separated script, with its character trigrams and four-grams inside ``<`` and ``>``;
+each character and pair of characters of a script written without spaces (Chinese,
+Japanese, Korean, Thai, Lao, Khmer, Burmese); each pair of adjacent tokens; and the turn's
+length class.
 The weights are fitted by ``scripts/train_turn_model.py`` on
 ``tests/fixtures/turns/*.jsonl`` (turns written for the purpose, none from the evaluation
 sets) and ship in ``turn_model.json`` beside this module with their provenance. A turn
@@ -53,6 +54,8 @@ _UNSPACED = regex.compile(
     r"\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]",
     regex.V1,
 )
+_RECENT = 64
+"""How many turns' probabilities a model keeps (cleared when full)."""
 _MAX_CHARS = 2000
 """Only the start of a turn is read: a paste is not small talk (the rules skip pastes)."""
 
@@ -72,6 +75,8 @@ def _grams(token: str) -> Iterator[str]:
     padded = f"<{token}>"
     for i in range(len(padded) - 2):
         yield "t:" + padded[i : i + 3]
+    for i in range(len(padded) - 3):
+        yield "q:" + padded[i : i + 4]
 
 
 def features(text: str) -> dict[int, float]:
@@ -95,16 +100,26 @@ def features(text: str) -> dict[int, float]:
 class TurnModel:
     """A logistic model: ``P(small talk) = 1 / (1 + exp(-(bias + Σ weight × value)))``."""
 
-    __slots__ = ("bias", "cutoff", "weights")
+    __slots__ = ("_recent", "bias", "cutoff", "weights")
 
     def __init__(self, weights: Mapping[int, float], bias: float, cutoff: float) -> None:
         self.weights = dict(weights)
         self.bias = bias
         self.cutoff = cutoff
         """The probability from which the ranking holds weak memories back."""
+        self._recent: dict[str, float] = {}
+        """The last turns read (a turn is ranked, then fast-delivered: read it once)."""
 
     def probability(self, text: str) -> float:
         """How likely ``text`` is small talk, 0 to 1."""
+        known = self._recent.get(text)
+        if known is None:
+            if len(self._recent) >= _RECENT:
+                self._recent.clear()
+            known = self._recent[text] = self._probability(text)
+        return known
+
+    def _probability(self, text: str) -> float:
         get = self.weights.get
         z = self.bias + sum(get(k, 0.0) * v for k, v in features(text).items())
         if z >= 0:
