@@ -21,7 +21,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "recency-heldout": (0.525, 4 / 20, None, 3 / 20),
     },
     "set-6.json": {
-        "small-talk-heldout-6": (None, None, 35 / 40, None),
+        "small-talk-heldout-6": (None, None, 36 / 40, None),
         "answerable-heldout-6": (21 / 24, 21 / 24, None, None),
         "recency-heldout-2": (35 / 48, 7 / 24, None, 9 / 24),
     },
@@ -44,7 +44,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-12": (47.5 / 50, 44 / 50, None, 1 / 13),
     },
     "set-13.json": {
-        "small-talk-heldout-13": (None, None, 36 / 45, None),
+        "small-talk-heldout-13": (None, None, 38 / 45, None),
         "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
     },
     "set-14.json": {
@@ -57,12 +57,16 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-15": (48 / 50, 42 / 50, None, 1 / 12),
     },
     "set-16.json": {
-        "small-talk-heldout-16": (None, None, 65 / 80, None),
+        "small-talk-heldout-16": (None, None, 66 / 80, None),
         "answerable-heldout-16": (44 / 50, 43 / 50, None, 0.04),
     },
     "set-17.json": {
         "small-talk-heldout-17": (None, None, 78 / 90, None),
         "answerable-heldout-17": (54.5 / 60, 47 / 60, None, 4 / 34),
+    },
+    "set-18.json": {
+        "small-talk-heldout-18": (None, None, 84 / 100, None),
+        "answerable-heldout-18": (56 / 60, 48 / 60, None, 4 / 35),
     },
 }
 
@@ -77,9 +81,10 @@ JOINED = {
     "set-15.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 16))],
     "set-16.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 17))],
     "set-17.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 18))],
+    "set-18.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 19))],
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
-to 17 were written over the memories of the corpus and of sets 5 to 8."""
+to 18 were written over the memories of the corpus and of sets 5 to 8."""
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
