@@ -642,3 +642,17 @@ def test_a_catalog_dropped_without_close_releases_its_inotify_instance(tmp_path:
         CatalogSource(MemoryTree.of(project=str(tmp_path))).snapshot()
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_preloading_a_fielded_catalog_reads_the_turn_model(tmp_path: Path) -> None:
+    from memrecall.engine.scoring.turn_model import default_model
+
+    tree = MemoryTree.of(project=str(tmp_path / "project"))
+    write(tmp_path / "project" / "a.md", note("Guest Wi-Fi"), 100)
+    catalog = CatalogSource(tree, watch=False, scorer="fielded")
+    default_model.cache_clear()
+    try:
+        catalog.preload()
+        assert default_model.cache_info().currsize == 1  # the first turn finds it read
+    finally:
+        catalog.close()

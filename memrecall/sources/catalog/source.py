@@ -65,6 +65,7 @@ from collections.abc import Callable, Iterator
 import attrs
 import msgspec
 
+from memrecall.engine.scoring.turn_model import default_model
 from memrecall.sources import pacing
 from memrecall.sources.cachefile import CorruptRecord
 from memrecall.sources.catalog.entries import CatalogEntries
@@ -218,7 +219,8 @@ class CatalogSource:
 
     def preload(self) -> None:
         """Load the cache file and validate it against the tree now (in a worker thread,
-        when the engine opens), so the first recall finds the catalog ready.
+        when the engine opens), so the first recall finds the catalog ready, and with
+        ``fielded`` read the turn model (:mod:`memrecall.engine.scoring.turn_model`) too.
 
         Paces itself like a scan worker. A failure is logged; the first recall
         then tries again.
@@ -227,6 +229,8 @@ class CatalogSource:
             try:
                 if not self._closed:
                     self.snapshot()
+                if self.scorer == "fielded":
+                    default_model()
             except Exception:
                 log.exception("catalog: preloading failed; the first recall will retry")
 
