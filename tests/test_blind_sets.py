@@ -81,17 +81,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
 JOINED = {
     "set-9.json": _SETS_5_TO_9,
-    "set-10.json": [*_SETS_5_TO_9, "set-10.json"],
-    "set-11.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json"],
-    "set-12.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json"],
-    "set-13.json": [*_SETS_5_TO_9, "set-10.json", "set-11.json", "set-12.json", "set-13.json"],
-    "set-14.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 15))],
-    "set-15.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 16))],
-    "set-16.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 17))],
-    "set-17.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 18))],
-    "set-18.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 19))],
-    "set-19.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 20))],
-    "set-20.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, 21))],
+    **{
+        f"set-{last}.json": [*_SETS_5_TO_9, *(f"set-{n}.json" for n in range(10, last + 1))]
+        for last in range(10, 21)
+    },
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
 to 20 were written over the memories of the corpus and of sets 5 to 8."""
