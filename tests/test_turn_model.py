@@ -75,14 +75,6 @@ def test_probability_is_logistic_and_never_overflows() -> None:
     assert TurnModel({}, bias=-1e6, cutoff=0.5).probability("x") == 0.0
 
 
-def test_a_turn_read_again_gets_the_same_probability() -> None:
-    word = _bucket("w:weather")
-    model = TurnModel({word: 2.0}, bias=-1.0, cutoff=0.5)
-    fresh = TurnModel({word: 2.0}, bias=-1.0, cutoff=0.5)
-    turns = [f"weather {i}" for i in range(200)] + ["weather"] * 3
-    assert [model.probability(t) for t in turns] == [fresh._probability(t) for t in turns]
-
-
 @pytest.mark.parametrize(
     "raw",
     [

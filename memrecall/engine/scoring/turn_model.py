@@ -54,8 +54,6 @@ _UNSPACED = regex.compile(
     r"\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]",
     regex.V1,
 )
-_RECENT = 64
-"""How many turns' probabilities a model keeps (cleared when full)."""
 _MAX_CHARS = 2000
 """Only the start of a turn is read: a paste is not small talk (the rules skip pastes)."""
 
@@ -100,26 +98,16 @@ def features(text: str) -> dict[int, float]:
 class TurnModel:
     """A logistic model: ``P(small talk) = 1 / (1 + exp(-(bias + Σ weight × value)))``."""
 
-    __slots__ = ("_recent", "bias", "cutoff", "weights")
+    __slots__ = ("bias", "cutoff", "weights")
 
     def __init__(self, weights: Mapping[int, float], bias: float, cutoff: float) -> None:
         self.weights = dict(weights)
         self.bias = bias
         self.cutoff = cutoff
         """The probability from which the ranking holds weak memories back."""
-        self._recent: dict[str, float] = {}
-        """The last turns read (a turn is ranked, then fast-delivered: read it once)."""
 
     def probability(self, text: str) -> float:
-        """How likely ``text`` is small talk, 0 to 1."""
-        known = self._recent.get(text)
-        if known is None:
-            if len(self._recent) >= _RECENT:
-                self._recent.clear()
-            known = self._recent[text] = self._probability(text)
-        return known
-
-    def _probability(self, text: str) -> float:
+        """How likely ``text`` is small talk, 0 to 1 (nothing of the turn is kept)."""
         get = self.weights.get
         z = self.bias + sum(get(k, 0.0) * v for k, v in features(text).items())
         if z >= 0:
