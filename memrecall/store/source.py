@@ -56,8 +56,8 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
     with_update,
 )
-from memrecall.engine.scoring.turn_model import default_model
-from memrecall.engine.scoring.turn_words import elsewhere, says_work, strong_only
+from memrecall.engine.scoring.turn_model import default_model, small_talk
+from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
 
@@ -288,7 +288,7 @@ class StoreRanker:
             if judgement is Judgement.WEAK and limited is not None and doc not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.WEAK and talk is None:
-                talk = not says_work(words) and default_model().is_talk(query)
+                talk = small_talk(default_model(), query, words)
             if judgement is Judgement.WEAK and talk:
                 judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and doc in stale:

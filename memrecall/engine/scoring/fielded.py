@@ -194,8 +194,8 @@ from memrecall.engine.scoring.time_rules import (
     with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
-from memrecall.engine.scoring.turn_model import TurnModel, default_model
-from memrecall.engine.scoring.turn_words import elsewhere, says_work, strong_only
+from memrecall.engine.scoring.turn_model import TurnModel, default_model, small_talk
+from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
 
@@ -784,7 +784,7 @@ class FieldedIndex:
             if judgement is Judgement.WEAK and limited is not None and i not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.WEAK and talk is None:
-                talk = not says_work(words) and self.turns.is_talk(query)
+                talk = small_talk(self.turns, query, words)
             if judgement is Judgement.WEAK and talk:
                 judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and (i in successor or i in stale):

@@ -28,12 +28,14 @@ import itertools
 import math
 import unicodedata
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from importlib import resources
 from typing import Any
 
 import msgspec
 import regex
+
+from memrecall.engine.scoring.turn_words import says_work
 
 __all__ = [
     "BUCKETS",
@@ -41,7 +43,7 @@ __all__ = [
     "TurnModel",
     "default_model",
     "features",
-    "talk_probability",
+    "small_talk",
 ]
 
 MODEL_FILE = "turn_model.json"
@@ -148,6 +150,10 @@ def default_model() -> TurnModel:
     return TurnModel.decode(raw)
 
 
-def talk_probability(text: str) -> float:
-    """How likely ``text`` is small talk under the shipped model."""
-    return default_model().probability(text)
+def small_talk(model: TurnModel, query: str, words: Collection[str]) -> bool:
+    """Whether the ranking holds weak memories back on ``query`` (not a paste; ``words`` are
+    its terms, :func:`~memrecall.engine.scoring.analysis.query_words`): ``model`` is confident
+    it is small talk, and it names no work
+    (:func:`~memrecall.engine.scoring.turn_words.says_work`: "wie druckt man hier im Büro?" is a
+    question about the office however it sounds)."""
+    return not says_work(words) and model.is_talk(query)
