@@ -19,8 +19,10 @@ from memrecall.engine.scoring.analysis import (
     term_counts,
     terms,
 )
+from memrecall.engine.scoring.features import DocumentFeatures
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.judgement import Judgement, Thresholds
+from memrecall.engine.scoring.katakana import is_katakana_form, katakana_forms, katakana_parts
 from memrecall.events.documents import MemoryDocument
 from memrecall.tooling.evaluation import evaluate_many, load_corpus
 from tests.factories import filler, memory
@@ -209,6 +211,46 @@ def test_a_katakana_word_counts_only_where_most_of_it_is_shared() -> None:
     terms_of = {qt.term: qt.words for qt in query_candidates("ワールドカップ、ラーメン")}
     assert terms_of["ルド"] == {"ワールドカップ"}
     assert terms_of["メン"] == {"ラーメン"}
+
+
+def test_katakana_forms_are_the_word_its_spellings_and_the_ends_of_a_compound() -> None:
+    assert katakana_parts("トークン") == {"トークン"}  # トーク + ン is not a compound
+    assert katakana_parts("サーバー") == {"サーバー", "サーバ"}
+    compound = katakana_parts("アクセストークン")
+    assert {"アクセス", "トークン", "アクセストークン"} <= compound
+    assert "トーク" not in compound  # inside, not at an end
+    assert all(len(f) >= 3 and not f.startswith("ー") for f in compound)
+    # half-width katakana is the same word; a run of two characters is no word form
+    assert katakana_forms("ﾄｰｸﾝとペン") == {"トークン": 1}
+    assert is_katakana_form("トークン")
+    assert not is_katakana_form("トー")  # a bigram
+    assert not is_katakana_form("token")
+
+
+def test_a_katakana_word_inside_a_longer_other_word_is_not_a_match() -> None:
+    pool = [
+        doc("パッケージの置き場所", "認証は個人アクセストークンで行う。"),
+        doc("サーバー一覧", "全環境のサーバーの担当者をまとめた表。"),
+        *filler(20),
+    ]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    # every bigram of トーク (talk) is in トークン (token): another word
+    assert index.rank("トークの履歴", 5) == []
+    # a word at either end of a compound is the word
+    assert index.rank("トークンの期限", 5) == [0]
+    assert index.rank("アクセスの権限", 5) == [0]
+    # one long-vowel mark apart: one word
+    assert index.rank("サーバはどこ", 5) == [1]
+    assert index.rank("サーバーはどこ", 5) == [1]
+
+
+@given(st.text(alphabet=st.sampled_from("トークンサーバアクセスー・の期限 ﾄｰｸ"), max_size=30))
+def test_whole_katakana_words_are_never_query_terms_nor_field_length(text: str) -> None:
+    # the fragment rule alone looks them up: no score, no length normalisation counts them
+    assert not any(is_katakana_form(qt.term) for qt in query_candidates(text))
+    features = DocumentFeatures.of(doc(text, text))
+    assert features.lengths[0] == sum(term_counts(text).values())
+    assert set(katakana_forms(text)) <= set(features.counts[0])
 
 
 # --------------------------------------------------------------------------- the corpus

@@ -38,14 +38,17 @@ from .helpers import GLOBAL, LEARNING, T0, TEACHING, ManualClock, new_memory
 
 WORDS = "deploy staging kubectl cluster blue green tea coffee editor vim charge charges".split()
 WORDS += ["home", "mật", "khẩu", "mặt"]  # Vietnamese: syllable pairs and loose syllables
+WORDS += ["アクセストークン", "サーバー"]  # katakana words: whole words and their pieces
 UNSEEN = "zebra quasar nebula lantern orchid walrus".split()
 """Words no memory has: queries that share a word or two with a memory and name other
 things, so the answer floor (Thresholds.answer_coverage) decides some of them."""
 TURN = ["still", "thanks", "Quasar", "Kubectl", "home", "office", "weather", "birthday", "pizza"]
+TURN += ["トーク", "トークン", "サーバ"]
 """Query words the rules about how a question is asked read: a "still" question, thanks,
 a name no memory has (strong matches only), a name memories have (weak matches must hold
 it), home (memories that never say it are out) unless the office is named too
-(turn_words), and everyday words the turn model reads as small talk (weak matches out)."""
+(turn_words), everyday words the turn model reads as small talk (weak matches out), and
+katakana words inside, at the end of, or a long-vowel mark apart from a memory's."""
 
 
 def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:

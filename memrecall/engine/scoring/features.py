@@ -13,6 +13,7 @@ import attrs
 import msgspec
 
 from memrecall.engine.scoring.analysis import identifier_counts, syllable_pairs, term_counts
+from memrecall.engine.scoring.katakana import katakana_forms
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
 from memrecall.events.documents import MemoryDocument
@@ -143,6 +144,7 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             lengths.append(sum(found.values()))
             found.update(identifier_counts(text))
             found.update(syllable_pairs(text))
+            found.update(katakana_forms(text))  # looked up by the fragment rule only
             counts.append(found)
             checkpoint()
         return cls(

@@ -25,6 +25,7 @@ from memrecall.engine.scoring.analysis import (
     query_candidates,
 )
 from memrecall.engine.scoring.judgement import Thresholds
+from memrecall.engine.scoring.katakana import KANA, katakana_parts
 
 __all__ = [
     "RUN_CREDIT",
@@ -151,9 +152,11 @@ def common_only(
     CJK bigrams) rarely name a topic: a memory that shares nothing else with the query is
     not about it (``最近寒くなってきたね`` against a memory that says ``なった``). A katakana
     word is one loanword: its pieces count for a memory that has more than half of its
-    bigrams. One with fewer has a longer, other word, as ``tea`` is not ``team``:
-    ``メン`` of ``ラーメン`` in ``メンション``, ``ルドカ`` of ``ワールドカップ`` in
-    ``ワイルドカード``.
+    bigrams and has the word itself, or a compound that starts or ends with it
+    (:mod:`~memrecall.engine.scoring.katakana`). One with fewer bigrams has a longer,
+    other word, as ``tea`` is not ``team``: ``メン`` of ``ラーメン`` in ``メンション``,
+    ``ルドカ`` of ``ワールドカップ`` in ``ワイルドカード``; so does one with every bigram but
+    not the word: ``トーク`` (talk) in ``トークン`` (token).
     """
     if all(not t.common and not t.fragment for t in terms):
         return set()
@@ -173,7 +176,10 @@ def common_only(
         held: Counter[_K] = Counter()
         for t in pieces[word]:
             held.update(remaining.intersection(holders(t.term, t.kind)))
-        remaining.difference_update(doc for doc, n in held.items() if n >= need)
+        whole: set[_K] = set()
+        for form in katakana_parts(word):
+            whole.update(holders(form, KANA))
+        remaining.difference_update(doc for doc, n in held.items() if n >= need and doc in whole)
     return remaining
 
 

@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from memrecall.engine.scoring.analysis import is_identifier
 from memrecall.engine.scoring.features import DocumentFeatures, Params
+from memrecall.engine.scoring.katakana import is_katakana_form
 from memrecall.engine.scoring.query_rules import MatchedTerm
 
 __all__ = [
@@ -52,10 +53,13 @@ def subject_of(
     features: DocumentFeatures, idf: Callable[[str], float | None]
 ) -> tuple[frozenset[str], float]:
     """A document's subject terms (title, description, rendered body; words only: an
-    identifier repeats words the document has already) and their idf sum."""
+    identifier, or a whole katakana word, repeats terms the document has already) and
+    their idf sum."""
     counts = features.counts
     terms = frozenset(
-        t for t in itertools.chain(counts[0], counts[1], counts[2]) if not is_identifier(t)
+        t
+        for t in itertools.chain(counts[0], counts[1], counts[2])
+        if not is_identifier(t) and not is_katakana_form(t)
     )
     return terms, sum(idf(t) or 0.0 for t in terms)
 
