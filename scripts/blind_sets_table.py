@@ -6,13 +6,18 @@ Prints, for ``fielded``, each blind slice's Recall@5, top-1, small-talk silence,
 precision and fast outdated (each set joined to the corpus as ``tests/test_blind_sets.py``
 joins it), then the small talk of every set pooled: every blind set joined at once, the
 share of off-topic turns that get nothing, and the share of silent turns that were right
-to be silent (no-result precision over all the sets' cases).
+to be silent (no-result precision over all the sets' cases), and that small talk per language
+(guessed from script and function words). It ranks with the runtime's turn reader
+(``MEMRECALL_TURNS=lexical`` for the lexical model alone).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+
+import regex
 
 from memrecall.tooling.evaluation import evaluate, load_corpus
 from tests.test_blind_sets import JOINED
@@ -60,6 +65,56 @@ def main() -> None:
         f"({_percent(right / len(talk))}%); questions silent {wrong} of "
         f"{len(blind) - len(talk)}; no-result precision {_percent(right / (right + wrong))}%"
     )
+    queries = {
+        case["id"]: case["query"]
+        for name in _sets()
+        for case in json.loads((BLIND / name).read_text("utf-8"))["cases"]
+        if not case["relevant"]
+    }
+    turns: Counter[str] = Counter()
+    quiet: Counter[str] = Counter()
+    for case_id, query in queries.items():
+        lang = language(query)
+        turns[lang] += 1
+        quiet[lang] += case_id in silent
+    print()
+    print("| language (guessed) | small talk | silent |")
+    print("|---|--:|--:|")
+    for lang, n in turns.most_common():
+        print(f"| {lang} | {n} | {_percent(quiet[lang] / n)} |")
+
+
+_SCRIPTS = (
+    ("ja", regex.compile(r"[\p{Hiragana}\p{Katakana}]")),
+    ("ko", regex.compile(r"\p{Hangul}")),
+    ("zh", regex.compile(r"\p{Han}")),
+    ("th", regex.compile(r"\p{Thai}")),
+    ("hi", regex.compile(r"\p{Devanagari}")),
+    ("ar", regex.compile(r"\p{Arabic}")),
+    ("ru", regex.compile(r"\p{Cyrillic}")),
+    ("vi", regex.compile(r"[ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹđ]")),
+)
+_FUNCTION_WORDS = {
+    "en": "the a is what how do i my you to of and in for it",
+    "es": "el la de que y en los se del las por un una para con mi me qué cómo",
+    "fr": "le la les de des et est un une je mon ma pour que comment quel c'est",
+    "de": "der die das und ist ich mein meine wie was nicht ein eine mit für",
+    "pt": "o a de que e do da em um uma para com meu minha como não pra",
+    "it": "il la di che e è un una per con mi come non",
+    "nl": "de het een en is van ik mijn wat hoe niet voor",
+}
+
+
+def language(text: str) -> str:
+    """A rough guess of a turn's language: its script, else the language whose function
+    words it has most of (good enough to group the blind sets' small talk)."""
+    lowered = text.lower()
+    for name, pattern in _SCRIPTS:
+        if pattern.search(lowered):
+            return name
+    words = regex.findall(r"[\p{L}']+", lowered)
+    votes = {n: sum(w in set(f.split()) for w in words) for n, f in _FUNCTION_WORDS.items()}
+    return max(votes, key=votes.__getitem__)
 
 
 if __name__ == "__main__":

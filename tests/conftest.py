@@ -16,11 +16,13 @@ feature store) lands in the user's real home.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from memrecall.sources.turn_reader import ENVIRONMENT, default_turns, remembering
 
 settings.register_profile("dev", max_examples=60, deadline=None, derandomize=True)
 settings.register_profile(
@@ -49,6 +51,34 @@ def chosen_profile(environ: Mapping[str, str]) -> str:
 
 
 settings.load_profile(chosen_profile(os.environ))
+
+
+os.environ.setdefault(ENVIRONMENT, "lexical")
+"""The suite ranks with the lexical turn model unless a test asks for the semantic reader
+(:func:`semantic_turns`, ``MEMRECALL_TURNS=auto`` for every test): most tests are about the
+runtime's timing and bookkeeping, and an embedding per turn would cost them minutes."""
+
+
+@pytest.fixture(scope="module")
+def semantic_turns() -> Iterator[None]:
+    """The runtime's default turn reader, the semantic one, for a module's tests (the
+    measured figures of the blind sets are the semantic reader's)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENVIRONMENT, "auto")
+        default_turns.cache_clear()
+        try:
+            yield
+        finally:
+            default_turns.cache_clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def remembered_embeddings() -> Iterator[None]:
+    """The suite replays the same fixture queries in many tests: their embeddings (by the
+    semantic turn reader, memrecall.sources.turn_reader) are computed once per session.
+    The vectors are the same; only the time differs."""
+    with remembering():
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -645,14 +645,16 @@ def test_a_catalog_dropped_without_close_releases_its_inotify_instance(tmp_path:
 
 
 def test_preloading_a_fielded_catalog_reads_the_turn_model(tmp_path: Path) -> None:
-    from memrecall.engine.scoring.turn_model import default_model
+    from memrecall.sources.turn_reader import default_turns
 
     tree = MemoryTree.of(project=str(tmp_path / "project"))
     write(tmp_path / "project" / "a.md", note("Guest Wi-Fi"), 100)
     catalog = CatalogSource(tree, watch=False, scorer="fielded")
-    default_model.cache_clear()
+    reader = default_turns()
+    default_turns.cache_clear()
     try:
         catalog.preload()
-        assert default_model.cache_info().currsize == 1  # the first turn finds it read
+        assert default_turns.cache_info().currsize == 1  # the first turn finds it read
+        assert type(default_turns()) is type(reader)
     finally:
         catalog.close()

@@ -33,6 +33,7 @@ from memrecall.sources.source import (
     ScorerName,
     TreeSource,
 )
+from memrecall.sources.turn_reader import default_turns
 from memrecall.telemetry.sinks import CorrelatedSink, GuardedSink, TelemetrySink
 
 from .arguments import (
@@ -226,6 +227,10 @@ async def open_engine_with_hooks(
         wait_for_selector=options.wait_for_selector,
         hooks=hooks,
     )
+    if scorer == "fielded" and hooks.scan_in_thread:
+        # The turn reader (memrecall.sources.turn_reader) loads its model once per process
+        # (numpy and the embedding model: about 0.3 s): before the first turn, not in it.
+        await trio.to_thread.run_sync(default_turns)
     async with trio.open_nursery() as nursery:
         engine = Engine(nursery, settings, diagnostics)
         if owned is not None and hooks.scan_in_thread:

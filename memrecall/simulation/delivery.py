@@ -57,6 +57,7 @@ from memrecall.events.telemetry import (
 )
 from memrecall.progress import Progress
 from memrecall.sources.source import StaticSource
+from memrecall.sources.turn_reader import remembering
 from memrecall.telemetry.sinks import MemorySink
 from memrecall.testing import open_test_engine
 from memrecall.tooling.evaluation import (
@@ -376,7 +377,8 @@ def run_cases(
             corpus, latency, design, reuse_engines=reuse_engines, stand_in=stand_in
         )
 
-    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    with remembering():  # every latency and design replays the same queries
+        return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 # --------------------------------------------------------------------------- figures

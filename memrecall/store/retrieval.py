@@ -32,6 +32,7 @@ import attrs
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex
 from memrecall.engine.scoring.text import normalize
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.sources.turn_reader import default_turns
 
 from .backend import StoreChanges
 from .budget import truncate_tokens
@@ -105,7 +106,7 @@ class RetrievalView:
     def __init__(self, memory_revision: int, records: Sequence[MemoryRecord]) -> None:
         self.memory_revision = memory_revision
         self.records = tuple(records)
-        self._index = FieldedIndex.of([_document(r) for r in self.records])
+        self._index = FieldedIndex.of([_document(r) for r in self.records], turns=default_turns())
         self._by_key: dict[str, list[int]] = {}
         for i, record in enumerate(self.records):
             self._by_key.setdefault(record.key, []).append(i)

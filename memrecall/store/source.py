@@ -56,10 +56,11 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
     with_update,
 )
-from memrecall.engine.scoring.turn_model import default_model, small_talk
+from memrecall.engine.scoring.turn_model import small_talk
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
+from memrecall.sources.turn_reader import default_turns
 
 from .backend import Store, StoreChanges
 from .index import IncrementalIndex
@@ -160,7 +161,7 @@ class StoreRanker:
         if self._source.generation == self._generation:
             return None
         if self._fallback is None:
-            self._fallback = FieldedIndex.from_features(self._features)
+            self._fallback = FieldedIndex.from_features(self._features, turns=default_turns())
         return self._fallback
 
     def _judged(
@@ -288,7 +289,7 @@ class StoreRanker:
             if judgement is Judgement.WEAK and limited is not None and doc not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
             if judgement is Judgement.WEAK and talk is None:
-                talk = small_talk(default_model(), query, words)
+                talk = small_talk(default_turns(), query, words)
             if judgement is Judgement.WEAK and talk:
                 judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and doc in stale:

@@ -22,6 +22,7 @@ from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Par
 from memrecall.engine.scoring.judgement import default_thresholds
 from memrecall.events.documents import MemoryType, Scope
 from memrecall.sources.source import prepare_recall
+from memrecall.sources.turn_reader import default_turns
 from memrecall.store import (
     KeyConflict,
     MemoryService,
@@ -130,9 +131,11 @@ async def test_documents_and_ranking_equal_a_fresh_index(
         assert tuple(snapshot.order.by_recency) == expected.by_recency
         for path in [*expected.by_path, "store/global/no_such_key.md"]:
             assert tuple(snapshot.order.indices_of(path)) == expected.by_path.get(path, ())
-        fresh = FieldedIndex.of(snapshot.documents, thresholds=thresholds)
+        fresh = FieldedIndex.of(snapshot.documents, thresholds=thresholds, turns=default_turns())
         floorless = FieldedIndex.of(
-            snapshot.documents, thresholds=attrs.evolve(fresh.thresholds, answer_coverage=0.0)
+            snapshot.documents,
+            thresholds=attrs.evolve(fresh.thresholds, answer_coverage=0.0),
+            turns=default_turns(),
         )
         for _ in range(3):
             query = " ".join(rng.choices(WORDS + UNSEEN + TURN, k=rng.randint(1, 5)))

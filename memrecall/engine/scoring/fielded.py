@@ -194,7 +194,8 @@ from memrecall.engine.scoring.time_rules import (
     with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
-from memrecall.engine.scoring.turn_model import TurnModel, default_model, small_talk
+from memrecall.engine.scoring.turn_model import default_model, small_talk
+from memrecall.engine.scoring.turn_semantic import TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
@@ -278,12 +279,13 @@ class FieldedIndex:
         pool.publish()
         self._setup(pool, range(len(pool)), thresholds, checkpoint)
 
-    _turns: TurnModel | None
+    _turns: TurnReader | None
 
     @property
-    def turns(self) -> TurnModel:
-        """How likely a turn is small talk (:mod:`~memrecall.engine.scoring.turn_model`): the
-        shipped model (read when first needed) unless :meth:`of` was given another."""
+    def turns(self) -> TurnReader:
+        """How likely a turn is small talk: the reader the index was made with
+        (:mod:`memrecall.sources.turn_reader` gives the runtime's), else the shipped lexical
+        model (:mod:`~memrecall.engine.scoring.turn_model`, read when first needed)."""
         return default_model() if self._turns is None else self._turns
 
     @classmethod
@@ -294,17 +296,20 @@ class FieldedIndex:
         *,
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
+        turns: TurnReader | None = None,
     ) -> FieldedIndex:
         """An immutable index over ``pool``'s documents under ``order``'s keys, in that order.
 
         ``order`` must name every key of the pool exactly once. The pool copies
         what the index reads before its next change, so the index stays valid.
+        ``turns`` replaces the shipped lexical turn model.
         """
         if len(order) != len(pool):
             raise ValueError("a view must order every document of the pool")
         pool.publish()
         index = cls.__new__(cls)
         index._setup(pool, order, thresholds, checkpoint)
+        index._turns = turns
         return index
 
     def _setup(
@@ -392,7 +397,7 @@ class FieldedIndex:
         params: Params | None = None,
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
-        turns: TurnModel | None = None,
+        turns: TurnReader | None = None,
     ) -> FieldedIndex:
         """Index documents, analysing each once; ``turns`` replaces the shipped turn model."""
         index = cls(
@@ -412,9 +417,13 @@ class FieldedIndex:
         params: Params | None = None,
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
+        turns: TurnReader | None = None,
     ) -> FieldedIndex:
-        """Index pre-analysed documents (e.g. cached per document by a catalog)."""
-        return cls(list(features), params=params, thresholds=thresholds, checkpoint=checkpoint)
+        """Index pre-analysed documents (e.g. cached per document by a catalog); ``turns``
+        replaces the shipped lexical turn model."""
+        index = cls(list(features), params=params, thresholds=thresholds, checkpoint=checkpoint)
+        index._turns = turns
+        return index
 
     def __len__(self) -> int:
         return len(self._mtimes)

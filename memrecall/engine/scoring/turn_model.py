@@ -30,7 +30,7 @@ import unicodedata
 import zlib
 from collections.abc import Collection, Iterator, Mapping
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import regex
@@ -135,6 +135,10 @@ class TurnModel:
         return cls(dict(zip(data.keys, data.values, strict=True)), data.bias, data.cutoff)
 
 
+class _Reader(Protocol):
+    def is_talk(self, text: str) -> bool: ...
+
+
 class _ModelFile(msgspec.Struct, frozen=True):
     bias: float
     cutoff: float
@@ -150,7 +154,7 @@ def default_model() -> TurnModel:
     return TurnModel.decode(raw)
 
 
-def small_talk(model: TurnModel, query: str, words: Collection[str]) -> bool:
+def small_talk(model: _Reader, query: str, words: Collection[str]) -> bool:
     """Whether the ranking holds weak memories back on ``query`` (not a paste; ``words`` are
     its terms, :func:`~memrecall.engine.scoring.analysis.query_words`): ``model`` is confident
     it is small talk, and it names no work

@@ -58,6 +58,7 @@ from memrecall.sources.scanner import (
     read_topic_file,
 )
 from memrecall.sources.source import ScorerName, Snapshot
+from memrecall.sources.turn_reader import default_turns
 
 __all__ = ["CatalogEntries"]
 
@@ -436,7 +437,9 @@ class CatalogEntries:
             diagnostics.extend(_diagnostic(d) for d in entry.diagnostics)
         self._maps_shared = True
         if self.scorer == "fielded":
-            view = FieldedIndex.over(self._pool, slots, checkpoint=pacing.checkpoint)
+            view = FieldedIndex.over(
+                self._pool, slots, checkpoint=pacing.checkpoint, turns=default_turns()
+            )
             recency = list(map(SLOT, self._recency))
             lookups = Lookups(slots, recency, self._by_path)
             return Snapshot(documents, view, tuple(diagnostics), order=lookups)

@@ -69,6 +69,7 @@ from memrecall.sources.catalog.order import Lookups
 from memrecall.sources.catalog.store import ListedEntry, StoredCatalog
 from memrecall.sources.scanner import Diagnostic, Root, read_topic_file, root_check
 from memrecall.sources.source import Snapshot
+from memrecall.sources.turn_reader import default_turns
 
 __all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
 
@@ -278,7 +279,7 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
         return read_from_tree(entry, scopes[entry.root_index])
 
     loaded = LoadedDocuments(list(slots), documents, reread)
-    index = FieldedIndex.over(pool, slots, checkpoint=checkpoint)
+    index = FieldedIndex.over(pool, slots, checkpoint=checkpoint, turns=default_turns())
     paths = view.paths[:recalled]
     lookups = Lookups(
         slots, list(stored.recency), lambda: {p: (s,) for p, s in zip(paths, slots, strict=True)}

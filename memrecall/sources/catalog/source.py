@@ -65,7 +65,6 @@ from collections.abc import Callable, Iterator
 import attrs
 import msgspec
 
-from memrecall.engine.scoring.turn_model import default_model
 from memrecall.sources import pacing
 from memrecall.sources.cachefile import CorruptRecord
 from memrecall.sources.catalog.entries import CatalogEntries
@@ -105,6 +104,7 @@ from memrecall.sources.scanner import (
     root_check,
 )
 from memrecall.sources.source import ScorerName, Snapshot
+from memrecall.sources.turn_reader import default_turns
 
 __all__ = ["SUSPECT_NS", "CatalogSource", "CatalogStats"]
 
@@ -230,7 +230,7 @@ class CatalogSource:
                 if not self._closed:
                     self.snapshot()
                 if self.scorer == "fielded":
-                    default_model()
+                    default_turns()
             except Exception:
                 log.exception("catalog: preloading failed; the first recall will retry")
 

