@@ -9,14 +9,13 @@ the cutoff, and written with the standardisation folded into the weights.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from memrecall.engine.scoring.turn_semantic import Embedder
+from memrecall.engine.scoring.turn_semantic import Embedder, logit
 
 L2 = 100.0
 """On the standardised embedding's weights (not the log-odds', not the bias)."""
@@ -24,12 +23,6 @@ NEWTON_STEPS = 25
 DECIMALS = 6
 
 Array = npt.NDArray[np.float64]
-
-
-def logit(p: float) -> float:
-    """The log-odds of ``p`` (clipped as the reader clips it)."""
-    p = min(max(p, 1e-6), 1.0 - 1e-6)
-    return math.log(p / (1.0 - p))
 
 
 def _newton(a: Array, y: Array) -> Array:

@@ -69,8 +69,9 @@ def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
     ],
 )
 async def test_documents_and_ranking_equal_a_fresh_index(
-    tmp_path: Path, answer: float | None, steps: tuple[int, ...]
+    tmp_path: Path, answer: float | None, steps: tuple[int, ...], semantic_turns: None
 ) -> None:
+    # with the runtime's turn reader, the semantic one: the store must rank with it too
     # the shipped thresholds, and a high answer floor that silences many of the queries
     thresholds = default_thresholds()
     if answer is not None:

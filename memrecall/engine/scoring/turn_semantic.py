@@ -33,6 +33,7 @@ __all__ = [
     "SemanticWeights",
     "TurnReader",
     "decode_weights",
+    "logit",
     "semantic_weights",
 ]
 
@@ -56,7 +57,9 @@ class TurnReader(Protocol):
         ...
 
 
-def _logit(p: float) -> float:
+def logit(p: float) -> float:
+    """The log-odds of ``p``, clipped to 1e-6 from 0 and 1 (a certain lexical model would
+    otherwise outweigh everything)."""
     p = min(max(p, 1e-6), 1.0 - 1e-6)
     return math.log(p / (1.0 - p))
 
@@ -102,7 +105,7 @@ class SemanticTurns:
                 f"{len(w.weights)}"
             )
         z = w.bias + math.fsum(a * b for a, b in zip(w.weights, vector, strict=True))
-        z += w.lexical * _logit(self.lexical_model.probability(text))
+        z += w.lexical * logit(self.lexical_model.probability(text))
         return _sigmoid(z)
 
     def is_talk(self, text: str) -> bool:
