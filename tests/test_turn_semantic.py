@@ -125,3 +125,23 @@ def test_only_the_start_of_a_long_turn_is_embedded() -> None:
     embed = E5Embedder(model)
     embed("x" * 5_000)
     assert model.calls[-1] == "x" * turn_reader.MAX_EMBEDDED_CHARS
+
+
+def test_a_failing_embedder_leaves_the_turn_to_the_lexical_model() -> None:
+    def broken(text: str) -> Sequence[float]:
+        raise RuntimeError("the C engine failed")
+
+    weights = SemanticWeights(weights=[1.0], lexical=0.0, bias=10.0, cutoff=0.5)
+    talkative = SemanticTurns(weights, TurnModel({}, bias=5.0, cutoff=0.5), broken)
+    quiet = SemanticTurns(weights, TurnModel({}, bias=-5.0, cutoff=0.5), broken)
+    assert talkative.is_talk("hi")
+    assert not quiet.is_talk("hi")  # the embedding would have said talk (bias 10)
+
+
+def test_text_utf8_cannot_encode_is_embedded_without_error(semantic_turns: None) -> None:
+    reader = default_turns()
+    assert isinstance(reader, SemanticTurns)
+    assert 0.0 <= reader.probability("weather \ud800 tomorrow?") <= 1.0
+    model = _Counting()
+    E5Embedder(model)("a\udc80b")
+    assert model.calls[-1] == "a?b"

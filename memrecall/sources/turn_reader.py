@@ -56,8 +56,9 @@ class E5Embedder:
         self(".")  # the first embedding costs more: pay it when the model loads
 
     def __call__(self, text: str) -> Sequence[float]:
-        """The embedding of the start of ``text``."""
-        text = text[:MAX_EMBEDDED_CHARS]
+        """The embedding of the start of ``text`` (characters UTF-8 cannot encode, such as
+        lone surrogates, are replaced first: the C engine reads UTF-8)."""
+        text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
         with self._lock:
             memo = self._memo
             if memo is not None and text in memo:

@@ -96,7 +96,8 @@ class SemanticTurns:
         """The probability from which the ranking holds weak memories back."""
 
     def probability(self, text: str) -> float:
-        """How likely ``text`` is small talk, 0 to 1."""
+        """How likely ``text`` is small talk, 0 to 1 (``ValueError`` when the embedder gives
+        a vector of another length than the weights)."""
         vector = self.embed(text)
         w = self.weights
         if len(vector) != len(w.weights):
@@ -109,8 +110,14 @@ class SemanticTurns:
         return _sigmoid(z)
 
     def is_talk(self, text: str) -> bool:
-        """Whether the reader is confident ``text`` is small talk (at least :attr:`cutoff`)."""
-        return self.probability(text) >= self.cutoff
+        """Whether the reader is confident ``text`` is small talk (at least :attr:`cutoff`).
+
+        An embedder that fails on a turn never stops the ranking: that turn is read by the
+        lexical model alone, at its own cutoff."""
+        try:
+            return self.probability(text) >= self.cutoff
+        except Exception:  # the embedder is the host's code (a C engine): any failure
+            return self.lexical_model.is_talk(text)
 
 
 def decode_weights(raw: bytes) -> SemanticWeights:
