@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +146,18 @@ def test_text_utf8_cannot_encode_is_embedded_without_error(semantic_turns: None)
     model = _Counting()
     E5Embedder(model)("a\udc80b")
     assert model.calls[-1] == "a?b"
+
+
+def test_the_eval_report_names_the_turn_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrecall.tooling.evaluation import evaluate, format_report, load_corpus
+
+    corpus = load_corpus(Path(__file__).parent / "fixtures" / "recall-eval.json")
+    for setting, name in (("lexical", "lexical"), ("auto", "semantic (multilingual-e5-small)")):
+        monkeypatch.setenv(turn_reader.ENVIRONMENT, setting)
+        default_turns.cache_clear()
+        try:
+            text = format_report(evaluate(corpus, "fielded"))
+        finally:
+            default_turns.cache_clear()
+        assert f"scorer fielded, turn reader {name}\n" in text
+    assert "turn reader" not in format_report(evaluate(corpus, "bm25"))

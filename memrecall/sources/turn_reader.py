@@ -32,6 +32,7 @@ __all__ = [
     "MAX_EMBEDDED_CHARS",
     "E5Embedder",
     "default_turns",
+    "describe",
     "e5_embedder",
     "remembering",
     "semantic_reader",
@@ -130,3 +131,8 @@ def default_turns() -> TurnReader:
     if embed is None:
         return default_model()
     return semantic_reader(embed)
+
+
+def describe(reader: TurnReader) -> str:
+    """A reader's name for reports: ``semantic (multilingual-e5-small)`` or ``lexical``."""
+    return "semantic (multilingual-e5-small)" if isinstance(reader, SemanticTurns) else "lexical"

@@ -36,7 +36,7 @@ from memrecall.engine.scoring.bm25 import BM25Index
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
-from memrecall.sources.turn_reader import default_turns, remembering
+from memrecall.sources.turn_reader import default_turns, describe, remembering
 from memrecall.tooling.tables import markdown_table, percent
 
 __all__ = [
@@ -623,7 +623,8 @@ def format_report(report: Report) -> str:
     ]
     lines = [
         f"corpus {report.corpus}: {report.documents} documents, {report.overall.cases} cases,"
-        f" scorer {report.scorer}",
+        f" scorer {report.scorer}"
+        + (f", turn reader {describe(default_turns())}" if report.scorer == "fielded" else ""),
         f"random floor (Recall@5 of a query-blind scorer): {percent(report.random_floor)}",
         "",
         *markdown_table(header, rows),
