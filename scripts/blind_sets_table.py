@@ -38,11 +38,12 @@ def main() -> None:
     """Print the tables."""
     print("| slice | Recall@5 | top-1 | small talk silent | fast precision | fast outdated |")
     print("|---|--:|--:|--:|--:|--:|")
-    for name in _sets():
+    cases = {n: json.loads((BLIND / n).read_text("utf-8"))["cases"] for n in _sets()}
+    for name, own_cases in cases.items():
         corpus = load_corpus(
             FIXTURES / "recall-eval.json", extra=[BLIND / f for f in JOINED.get(name, [name])]
         )
-        own = {case["slice"] for case in json.loads((BLIND / name).read_text("utf-8"))["cases"]}
+        own = {case["slice"] for case in own_cases}
         report = evaluate(corpus, "fielded")
         for slice_name in sorted(own):
             m = report.slices[slice_name]
@@ -50,11 +51,7 @@ def main() -> None:
             print(f"| {slice_name} | " + " | ".join(_percent(c) for c in cells) + " |")
     everything = load_corpus(FIXTURES / "recall-eval.json", extra=[BLIND / n for n in _sets()])
     report = evaluate(everything, "fielded")
-    blind = {
-        case["id"]: bool(case["relevant"])
-        for name in _sets()
-        for case in json.loads((BLIND / name).read_text("utf-8"))["cases"]
-    }
+    blind = {case["id"]: bool(case["relevant"]) for c in cases.values() for case in c}
     silent = {r.id for r in report.results if r.id in blind and not r.selected}
     talk = [i for i, answerable in blind.items() if not answerable]
     right = sum(1 for i in talk if i in silent)
@@ -66,10 +63,7 @@ def main() -> None:
         f"{len(blind) - len(talk)}; no-result precision {_percent(right / (right + wrong))}%"
     )
     queries = {
-        case["id"]: case["query"]
-        for name in _sets()
-        for case in json.loads((BLIND / name).read_text("utf-8"))["cases"]
-        if not case["relevant"]
+        case["id"]: case["query"] for c in cases.values() for case in c if not case["relevant"]
     }
     turns: Counter[str] = Counter()
     quiet: Counter[str] = Counter()

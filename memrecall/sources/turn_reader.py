@@ -21,7 +21,6 @@ from typing import Any
 
 from memrecall.engine.scoring.turn_model import default_model
 from memrecall.engine.scoring.turn_semantic import (
-    Embedder,
     SemanticTurns,
     TurnReader,
     semantic_weights,
@@ -35,7 +34,6 @@ __all__ = [
     "describe",
     "e5_embedder",
     "remembering",
-    "semantic_reader",
 ]
 
 log = logging.getLogger(__name__)
@@ -115,12 +113,6 @@ ENVIRONMENT = "MEMRECALL_TURNS"
 host that wants no embedding on its turns); unset or ``auto``: :func:`default_turns`."""
 
 
-def semantic_reader(embed: Embedder) -> SemanticTurns:
-    """The shipped semantic weights over ``embed`` (which must be :func:`e5_embedder`'s
-    function, or give the same vectors)."""
-    return SemanticTurns(semantic_weights(), default_model(), embed)
-
-
 @functools.cache
 def default_turns() -> TurnReader:
     """The semantic reader where the model loads (and :data:`ENVIRONMENT` does not say
@@ -130,7 +122,7 @@ def default_turns() -> TurnReader:
     embed = e5_embedder()
     if embed is None:
         return default_model()
-    return semantic_reader(embed)
+    return SemanticTurns(semantic_weights(), default_model(), embed)
 
 
 def describe(reader: TurnReader) -> str:

@@ -43,6 +43,7 @@ __all__ = [
     "TurnModel",
     "default_model",
     "features",
+    "sigmoid",
     "small_talk",
 ]
 
@@ -97,6 +98,14 @@ def features(text: str) -> dict[int, float]:
     return {k: v / norm for k, v in counts.items()}
 
 
+def sigmoid(z: float) -> float:
+    """The logistic function, without overflow for large ``|z|``."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
 class TurnModel:
     """A logistic model: ``P(small talk) = 1 / (1 + exp(-(bias + Σ weight × value)))``."""
 
@@ -111,11 +120,7 @@ class TurnModel:
     def probability(self, text: str) -> float:
         """How likely ``text`` is small talk, 0 to 1 (nothing of the turn is kept)."""
         get = self.weights.get
-        z = self.bias + sum(get(k, 0.0) * v for k, v in features(text).items())
-        if z >= 0:
-            return 1.0 / (1.0 + math.exp(-z))
-        e = math.exp(z)
-        return e / (1.0 + e)
+        return sigmoid(self.bias + sum(get(k, 0.0) * v for k, v in features(text).items()))
 
     def is_talk(self, text: str) -> bool:
         """Whether the model is confident ``text`` is small talk (at least :attr:`cutoff`)."""

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from memrecall.engine.scoring.turn_model import TurnModel
+from memrecall.engine.scoring.turn_model import TurnModel, sigmoid
 
 __all__ = [
     "SEMANTIC_FILE",
@@ -64,13 +64,6 @@ def logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
-def _sigmoid(z: float) -> float:
-    if z >= 0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
-
-
 class SemanticWeights(msgspec.Struct, frozen=True):
     """The fitted combination: one weight per embedding dimension, one for the lexical
     model's log-odds, a bias, and the calibrated cutoff (with where they came from)."""
@@ -107,7 +100,7 @@ class SemanticTurns:
             )
         z = w.bias + math.fsum(a * b for a, b in zip(w.weights, vector, strict=True))
         z += w.lexical * logit(self.lexical_model.probability(text))
-        return _sigmoid(z)
+        return sigmoid(z)
 
     def is_talk(self, text: str) -> bool:
         """Whether the reader is confident ``text`` is small talk (at least :attr:`cutoff`).
