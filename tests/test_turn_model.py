@@ -20,9 +20,12 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.judgement import Judgement, Thresholds
 from memrecall.engine.scoring.turn_model import (
     BUCKETS,
+    NEVER,
+    Reading,
     TurnModel,
     default_model,
     features,
+    reading_of,
 )
 from memrecall.events.documents import MemoryDocument
 from tests.factories import filler, memory
@@ -34,6 +37,11 @@ TALK = TurnModel({}, bias=50.0, cutoff=0.5)
 """Calls every turn small talk."""
 WORK = TurnModel({}, bias=-50.0, cutoff=0.5)
 """Calls no turn small talk."""
+PLAIN = TurnModel({}, bias=50.0, cutoff=0.5, plain=0.9)
+"""Calls every turn plain small talk."""
+LOW = Thresholds(0.0, 0.0, 0.2, 0.0)
+"""Any match is at least weak, and strong from a fifth of the query's weight up: under
+:attr:`~memrecall.engine.scoring.features.Params.talk_share`, so the plain-talk rule decides."""
 
 
 def _bucket(feature: str) -> int:
@@ -93,6 +101,32 @@ def test_a_model_file_is_read_as_written() -> None:
     word = _bucket("w:weather")
     model = TurnModel.decode(b'{"bias": -1.0, "cutoff": 0.7, "keys": [%d], "values": [2.0]}' % word)
     assert (model.weights, model.bias, model.cutoff) == ({word: 2.0}, -1.0, 0.7)
+    assert model.plain == NEVER  # a file written before the plain cutoff: never plain
+    raw = b'{"bias": -1.0, "cutoff": 0.7, "plain": 0.8, "keys": [], "values": []}'
+    assert TurnModel.decode(raw).plain == 0.8
+
+
+@pytest.mark.parametrize(
+    ("p", "expected"),
+    [
+        (0.49, Reading.QUESTION),
+        (0.5, Reading.TALK),
+        (0.89, Reading.TALK),
+        (0.9, Reading.PLAIN_TALK),
+        (1.0, Reading.PLAIN_TALK),
+    ],
+)
+def test_a_reading_follows_the_two_cutoffs(p: float, expected: Reading) -> None:
+    assert reading_of(p, 0.5, 0.9) is expected
+    # a plain cutoff under the cutoff: plain from the cutoff on, never plain without talk
+    assert reading_of(p, 0.5, 0.3) is (Reading.PLAIN_TALK if p >= 0.5 else Reading.QUESTION)
+    assert reading_of(p, 0.5, NEVER) is min(expected, Reading.TALK)
+
+
+def test_the_model_reads_a_turn_by_its_probability() -> None:
+    assert PLAIN.read("x") is Reading.PLAIN_TALK
+    assert TALK.read("x") is Reading.TALK
+    assert WORK.read("x") is Reading.QUESTION
 
 
 def _pool() -> list[MemoryDocument]:
@@ -134,6 +168,39 @@ def test_a_paste_is_never_small_talk() -> None:
     assert talk.rank(paste, 5) == work.rank(paste, 5)
 
 
+def test_plain_small_talk_holds_back_a_memory_that_explains_little_of_it() -> None:
+    plain = FieldedIndex.of(_pool(), thresholds=LOW, turns=PLAIN)
+    talk = FieldedIndex.of(_pool(), thresholds=LOW, turns=TALK)
+    work = FieldedIndex.of(_pool(), thresholds=LOW, turns=WORK)
+    # one rare word of many: strong by these thresholds, under a third of the turn
+    query = "guest password for my cat tonight"
+    ((doc, judgement),) = work.judge(query, 5)
+    (coverage,) = [m.coverage for m in work.matches(query) if m.index == doc]
+    assert judgement is Judgement.STRONG
+    assert coverage < work.params.talk_share
+    assert talk.judge(query, 5) == [(doc, Judgement.STRONG)]  # small talk, not plain
+    assert plain.judge(query, 5) == []
+    assert plain.fast(query) == []
+    # most of the turn: it stays, however plain the talk
+    strong = "guest wi-fi password"
+    assert plain.rank(strong, 5) == work.rank(strong, 5) == [0]
+    # a turn that names work is a question, however plain it sounds
+    office = "guest password at the office for my cat tonight"
+    assert plain.judge(office, 5) == work.judge(office, 5) != []
+
+
+def test_a_turn_a_memory_explains_is_no_plain_small_talk() -> None:
+    plain = FieldedIndex.of(_pool(), thresholds=LOW, turns=PLAIN)
+    work = FieldedIndex.of(_pool(), thresholds=LOW, turns=WORK)
+    # the first memory explains most of the turn, the second one word of it: both answer
+    query = "guest wi-fi password and the claims"
+    coverage = {m.index: m.coverage for m in work.matches(query)}
+    judged = work.judge(query, 5)
+    assert judged == [(0, Judgement.STRONG), (1, Judgement.STRONG)]
+    assert coverage[0] >= work.params.talk_share > coverage[1]
+    assert plain.judge(query, 5) == judged
+
+
 _WORDS = st.sampled_from(
     "guest wi-fi password reception excel template claims home my sheet invoice backup"
     " grafana vault details note".split()
@@ -147,6 +214,20 @@ def test_the_talk_rule_only_removes_weak_memories(query: str) -> None:
     talk = FieldedIndex.of(pool, thresholds=SPLIT, turns=TALK).judge(query, 5)
     work = FieldedIndex.of(pool, thresholds=SPLIT, turns=WORK).judge(query, 5)
     assert talk == [(i, j) for i, j in work if j is Judgement.STRONG]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(_WORDS, min_size=1, max_size=8).map(" ".join))
+def test_plain_talk_keeps_strong_memories_only_beside_one_that_explains_it(query: str) -> None:
+    pool = _pool()
+    plain = FieldedIndex.of(pool, thresholds=LOW, turns=PLAIN).judge(query, 5)
+    index = FieldedIndex.of(pool, thresholds=LOW, turns=WORK)
+    coverage = {m.index: m.coverage for m in index.matches(query)}
+    share = index.params.talk_share
+    work = index.judge(query, 5)
+    strong = [(i, j) for i, j in work if j is Judgement.STRONG]
+    explained = any(coverage[i] >= share for i, _ in strong)
+    assert plain == (strong if explained else [])
 
 
 def test_the_shipped_model_reads_clear_turns() -> None:

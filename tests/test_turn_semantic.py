@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memrecall.engine.scoring.turn_model import TurnModel
+from memrecall.engine.scoring.turn_model import Reading, TurnModel
 from memrecall.engine.scoring.turn_semantic import (
     SemanticTurns,
     SemanticWeights,
@@ -37,6 +37,37 @@ def test_the_probability_is_the_logistic_of_embedding_and_lexical_log_odds() -> 
     assert reader.is_talk("a")
     assert not reader.is_talk("b")
     assert reader.cutoff == 0.9
+
+
+def test_the_reading_follows_both_cutoffs_of_the_weights() -> None:
+    weights = SemanticWeights(weights=[1.0], lexical=0.0, bias=0.0, cutoff=0.6, plain=0.8)
+    vectors = {"question": [0.0], "talk": [1.0], "plain": [2.0]}  # 0.5, 0.73, 0.88
+    reader = SemanticTurns(weights, LEXICAL, vectors.__getitem__)
+    assert reader.read("question") is Reading.QUESTION
+    assert reader.read("talk") is Reading.TALK
+    assert reader.read("plain") is Reading.PLAIN_TALK
+    unmarked = SemanticTurns(  # weights without a plain cutoff never read plain talk
+        SemanticWeights(weights=[1.0], lexical=0.0, bias=0.0, cutoff=0.6),
+        LEXICAL,
+        vectors.__getitem__,
+    )
+    assert unmarked.read("plain") is Reading.TALK
+
+
+def test_a_failing_embedder_leaves_the_reading_to_the_lexical_model() -> None:
+    def broken(text: str) -> Sequence[float]:
+        raise RuntimeError("the C engine failed")
+
+    weights = SemanticWeights(weights=[1.0], lexical=0.0, bias=-10.0, cutoff=0.5, plain=0.6)
+    plain = TurnModel({}, bias=5.0, cutoff=0.5, plain=0.9)  # 0.993
+    talk = TurnModel({}, bias=5.0, cutoff=0.5)  # no plain cutoff of its own
+    assert SemanticTurns(weights, plain, broken).read("hi") is Reading.PLAIN_TALK
+    assert SemanticTurns(weights, talk, broken).read("hi") is Reading.TALK
+
+
+def test_the_shipped_weights_read_plain_talk_from_at_least_the_cutoff() -> None:
+    shipped = semantic_weights()
+    assert shipped.cutoff <= shipped.plain < 1.0
 
 
 def test_an_embedding_of_another_length_is_an_error() -> None:

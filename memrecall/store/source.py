@@ -56,7 +56,7 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
     with_update,
 )
-from memrecall.engine.scoring.turn_model import small_talk
+from memrecall.engine.scoring.turn_model import Reading, read_turn
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.source import Snapshot
@@ -266,9 +266,10 @@ class StoreRanker:
             if pasted
             else strong_only(query, words, lambda term, kind: bool(index._credit(term, kind)))
         )
-        # a turn the turn model is confident is small talk: weak memories are no answer
-        # (read once, and only when a weak memory is there to hold back)
-        talk: bool | None = False if pasted else None
+        # a turn the turn reader is confident is small talk: weak memories are no answer,
+        # and on plain small talk neither is a strong one that explains little of the turn
+        # (read once, and only when a memory is there to hold back)
+        reading: Reading | None = Reading.QUESTION if pasted else None
         let_through: set[str] = set()
         for kind, term in limited or ():
             let_through.update(index._credit(term, kind).keys())
@@ -282,15 +283,31 @@ class StoreRanker:
                     params=params,
                 )
             )
+
+        def covered(doc: str) -> float:
+            return min(1.0, kept[doc] / mass) if mass > 0 else 0.0
+
+        explained: bool | None = None  # a memory explains the turn: it is no plain small talk
         for doc in docs[:limit]:
             own = kept[doc]
-            coverage = min(1.0, own / mass) if mass > 0 else 0.0
+            coverage = covered(doc)
             judgement = thresholds.judge(coverage, own / idf_max)
+            if judgement is Judgement.STRONG and coverage < params.talk_share and explained is None:
+                explained = any(
+                    covered(other) >= params.talk_share
+                    and thresholds.judge(covered(other), kept[other] / idf_max) is Judgement.STRONG
+                    for other in docs[:limit]
+                )
+            if judgement is Judgement.STRONG and coverage < params.talk_share and not explained:
+                if reading is None:
+                    reading = read_turn(default_turns(), query, words)
+                if reading is Reading.PLAIN_TALK:
+                    judgement = Judgement.WEAK  # one word shared with plain small talk
             if judgement is Judgement.WEAK and limited is not None and doc not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
-            if judgement is Judgement.WEAK and talk is None:
-                talk = small_talk(default_turns(), query, words)
-            if judgement is Judgement.WEAK and talk:
+            if judgement is Judgement.WEAK and reading is None:
+                reading = read_turn(default_turns(), query, words)
+            if judgement is Judgement.WEAK and reading is not Reading.QUESTION:
                 judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and doc in stale:
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is

@@ -397,3 +397,42 @@ def test_the_ordering_values_kept_are_enough_for_the_best(
         ]
 
     assert best(some) == best(full)
+
+
+async def test_plain_small_talk_is_read_as_the_fielded_index_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memrecall.engine.scoring.judgement import Thresholds
+    from memrecall.engine.scoring.turn_model import TurnModel
+
+    # strong from a tenth of the query's weight up: under Params.talk_share
+    low = Thresholds(0.0, 0.0, 0.1, 0.0)
+    service, store, clock = _setup(tmp_path)
+    await service.save(
+        "u1", GLOBAL, "guest", "The guest password is on the reception desk.", "fact"
+    )
+    await service.save("u1", GLOBAL, "cat flap", "The cat flap code is on the fridge.", "fact")
+    for i in range(20):
+        await service.save("u1", GLOBAL, f"note {i}", f"walnut fact number {i}", "fact")
+    query = "guest password for my dog tonight"  # one memory, a fourth of the turn
+    explained = "guest password reception desk cat"  # one memory most of it, one a word
+    ranked = {}
+    both = {}
+    for name, plain in (("question", 2.0), ("plain", 0.9)):
+        reader = TurnModel({}, bias=-50.0 if name == "question" else 50.0, cutoff=0.5, plain=plain)
+        monkeypatch.setattr("memrecall.store.source.default_turns", lambda r=reader: r)
+        source = StoreSource(store, "u1", clock=clock, thresholds=low)
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, thresholds=low, turns=reader)
+        ranked[name] = snapshot.ranker.rank(query, 5)
+        assert ranked[name] == fresh.rank(query, 5)
+        both[name] = snapshot.ranker.rank(explained, 5)
+        assert both[name] == fresh.rank(explained, 5)
+        assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
+            query, 5
+        ) == fresh.rank_and_fast(query, 5)
+    assert len(ranked["question"]) == 1
+    assert ranked["plain"] == []
+    assert len(both["question"]) == 2
+    assert both["plain"] == both["question"]
+    service.close()

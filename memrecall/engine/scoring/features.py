@@ -103,6 +103,11 @@ class Params:
     tree of a handful of memories every word is "common" by the plain formula,
     so nothing could ever be judged strong; pools this size or larger (like the
     calibration corpus) are unaffected."""
+    talk_share: float = 1 / 3
+    """On plain small talk (:attr:`~memrecall.engine.scoring.turn_model.Reading.PLAIN_TALK`),
+    the share of the turn's weight a memory must match to stay strong: a memory that
+    explains less of it shares a word with the turn, not its subject ("reverse a string in
+    *python*", "my *Netflix password*"), and is judged weak, so held back."""
 
 
 class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):

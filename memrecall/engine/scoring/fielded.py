@@ -194,7 +194,7 @@ from memrecall.engine.scoring.time_rules import (
     with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
-from memrecall.engine.scoring.turn_model import default_model, small_talk
+from memrecall.engine.scoring.turn_model import Reading, default_model, read_turn
 from memrecall.engine.scoring.turn_semantic import TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
@@ -739,9 +739,10 @@ class FieldedIndex:
         # newer of two notes on one subject says what holds now
         newest_wanted = pasted or asks_current(words)
         limited = None if pasted else strong_only(query, words, lambda t, k: bool(self._keys(t, k)))
-        # a turn the turn model is confident is small talk: weak memories are no answer
-        # (read once, and only when a weak memory is there to hold back)
-        talk: bool | None = False if pasted else None
+        # a turn the turn reader is confident is small talk: weak memories are no answer,
+        # and on plain small talk neither is a strong one that explains little of the turn
+        # (read once, and only when a memory is there to hold back)
+        reading: Reading | None = Reading.QUESTION if pasted else None
         let_through: set[int] = set()
         for kind, term in limited or ():
             let_through.update(self._credited(term, kind)[0])
@@ -785,16 +786,34 @@ class FieldedIndex:
             ranked = ranked[:limit]
         judge = self.thresholds.judge
         idf_max = self._idf_max
+        talk_share = self.params.talk_share
+
+        def covered(j: int) -> float:
+            return min(1.0, own[j] / mass) if mass > 0 else 0.0
+
+        explained: bool | None = None  # a memory explains the turn: it is no plain small talk
         out = []
         for i in ranked:
-            coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
+            coverage = covered(i)
             evidence = own[i] / idf_max
             judgement = Judgement.NONE if i in muted else judge(coverage, evidence)
+            if judgement is Judgement.STRONG and coverage < talk_share and explained is None:
+                explained = any(
+                    j not in muted
+                    and covered(j) >= talk_share
+                    and judge(covered(j), own[j] / idf_max) is Judgement.STRONG
+                    for j in ranked
+                )
+            if judgement is Judgement.STRONG and coverage < talk_share and not explained:
+                if reading is None:
+                    reading = read_turn(self.turns, query, words)
+                if reading is Reading.PLAIN_TALK:
+                    judgement = Judgement.WEAK  # one word shared with plain small talk
             if judgement is Judgement.WEAK and limited is not None and i not in let_through:
                 judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
-            if judgement is Judgement.WEAK and talk is None:
-                talk = small_talk(self.turns, query, words)
-            if judgement is Judgement.WEAK and talk:
+            if judgement is Judgement.WEAK and reading is None:
+                reading = read_turn(self.turns, query, words)
+            if judgement is Judgement.WEAK and reading is not Reading.QUESTION:
                 judgement = Judgement.NONE  # small talk: only a strong match answers it
             if judgement is Judgement.STRONG and (i in successor or i in stale):
                 judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast

@@ -23,6 +23,7 @@ colleague) is never read as small talk.
 
 from __future__ import annotations
 
+import enum
 import functools
 import itertools
 import math
@@ -40,11 +41,14 @@ from memrecall.engine.scoring.turn_words import says_work
 __all__ = [
     "BUCKETS",
     "MODEL_FILE",
+    "NEVER",
+    "Reading",
     "TurnModel",
     "default_model",
     "features",
+    "read_turn",
+    "reading_of",
     "sigmoid",
-    "small_talk",
 ]
 
 MODEL_FILE = "turn_model.json"
@@ -106,16 +110,44 @@ def sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
+class Reading(enum.IntEnum):
+    """What a turn reader makes of a turn, in order of confidence that it is small talk."""
+
+    QUESTION = 0
+    """Not confidently small talk: every judgement stands."""
+    TALK = 1
+    """Small talk (at least the reader's cutoff): weak memories are held back."""
+    PLAIN_TALK = 2
+    """Small talk beyond doubt (at least the reader's ``plain`` cutoff, which reads half as
+    many workplace questions as talk): a strong memory must also explain a share of the
+    turn (:attr:`~memrecall.engine.scoring.features.Params.talk_share`), not one word of it."""
+
+
+NEVER = 2.0
+"""A cutoff no probability reaches (a model file without a ``plain`` cutoff)."""
+
+
+def reading_of(p: float, cutoff: float, plain: float) -> Reading:
+    """The reading of probability ``p`` under the two cutoffs."""
+    if p >= max(cutoff, plain):
+        return Reading.PLAIN_TALK
+    return Reading.TALK if p >= cutoff else Reading.QUESTION
+
+
 class TurnModel:
     """A logistic model: ``P(small talk) = 1 / (1 + exp(-(bias + Σ weight × value)))``."""
 
-    __slots__ = ("bias", "cutoff", "weights")
+    __slots__ = ("bias", "cutoff", "plain", "weights")
 
-    def __init__(self, weights: Mapping[int, float], bias: float, cutoff: float) -> None:
+    def __init__(
+        self, weights: Mapping[int, float], bias: float, cutoff: float, plain: float = NEVER
+    ) -> None:
         self.weights = dict(weights)
         self.bias = bias
         self.cutoff = cutoff
         """The probability from which the ranking holds weak memories back."""
+        self.plain = plain
+        """The probability from which a turn is plain small talk (:attr:`Reading.PLAIN_TALK`)."""
 
     def probability(self, text: str) -> float:
         """How likely ``text`` is small talk, 0 to 1 (nothing of the turn is kept)."""
@@ -125,6 +157,10 @@ class TurnModel:
     def is_talk(self, text: str) -> bool:
         """Whether the model is confident ``text`` is small talk (at least :attr:`cutoff`)."""
         return self.probability(text) >= self.cutoff
+
+    def read(self, text: str) -> Reading:
+        """What the model makes of ``text`` (:class:`Reading`)."""
+        return reading_of(self.probability(text), self.cutoff, self.plain)
 
     @classmethod
     def decode(cls, raw: bytes) -> TurnModel:
@@ -137,11 +173,12 @@ class TurnModel:
             raise ValueError(f"turn model: {error}") from None
         if len(data.keys) != len(data.values):
             raise ValueError("turn model: as many keys as values are needed")
-        return cls(dict(zip(data.keys, data.values, strict=True)), data.bias, data.cutoff)
+        weights = dict(zip(data.keys, data.values, strict=True))
+        return cls(weights, data.bias, data.cutoff, NEVER if data.plain is None else data.plain)
 
 
 class _Reader(Protocol):
-    def is_talk(self, text: str) -> bool: ...
+    def read(self, text: str) -> Reading: ...
 
 
 class _ModelFile(msgspec.Struct, frozen=True):
@@ -150,6 +187,7 @@ class _ModelFile(msgspec.Struct, frozen=True):
     keys: list[int]
     values: list[float]
     provenance: dict[str, Any] | None = None
+    plain: float | None = None
 
 
 @functools.cache
@@ -159,10 +197,10 @@ def default_model() -> TurnModel:
     return TurnModel.decode(raw)
 
 
-def small_talk(model: _Reader, query: str, words: Collection[str]) -> bool:
-    """Whether the ranking holds weak memories back on ``query`` (not a paste; ``words`` are
-    its terms, :func:`~memrecall.engine.scoring.analysis.query_words`): ``model`` is confident
-    it is small talk, and it names no work
-    (:func:`~memrecall.engine.scoring.turn_words.says_work`: "wie druckt man hier im Büro?" is a
-    question about the office however it sounds)."""
-    return not says_work(words) and model.is_talk(query)
+def read_turn(model: _Reader, query: str, words: Collection[str]) -> Reading:
+    """What the ranking makes of ``query`` (not a paste; ``words`` are its terms,
+    :func:`~memrecall.engine.scoring.analysis.query_words`): ``model``'s reading, or a
+    question when it names work (:func:`~memrecall.engine.scoring.turn_words.says_work`:
+    "wie druckt man hier im Büro?" is a question about the office however it sounds).
+    From :attr:`Reading.TALK` on, weak memories are held back."""
+    return Reading.QUESTION if says_work(words) else model.read(query)

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from memrecall.engine.scoring.turn_model import TurnModel, sigmoid
+from memrecall.engine.scoring.turn_model import NEVER, Reading, TurnModel, reading_of, sigmoid
 
 __all__ = [
     "SEMANTIC_FILE",
@@ -56,6 +56,10 @@ class TurnReader(Protocol):
         """Whether the reader is confident ``text`` is small talk."""
         ...
 
+    def read(self, text: str) -> Reading:
+        """What the reader makes of ``text``: a question, small talk, or plain small talk."""
+        ...
+
 
 def logit(p: float) -> float:
     """The log-odds of ``p``, clipped to 1e-6 from 0 and 1 (a certain lexical model would
@@ -73,6 +77,8 @@ class SemanticWeights(msgspec.Struct, frozen=True):
     bias: float
     cutoff: float
     provenance: dict[str, Any] | None = None
+    plain: float = NEVER
+    """From this probability on a turn is plain small talk (:attr:`Reading.PLAIN_TALK`)."""
 
 
 class SemanticTurns:
@@ -111,6 +117,16 @@ class SemanticTurns:
             return self.probability(text) >= self.cutoff
         except Exception:  # the embedder is the host's code (a C engine): any failure
             return self.lexical_model.is_talk(text)
+
+    def read(self, text: str) -> Reading:
+        """What the reader makes of ``text`` (:class:`Reading`: at least :attr:`cutoff` is
+        talk, at least the weights' ``plain`` cutoff plain talk); a turn the embedder fails
+        on is read by the lexical model alone, as :meth:`is_talk` reads it."""
+        try:
+            p = self.probability(text)
+        except Exception:  # the embedder is the host's code (a C engine): any failure
+            return self.lexical_model.read(text)
+        return reading_of(p, self.cutoff, self.weights.plain)
 
 
 def decode_weights(raw: bytes) -> SemanticWeights:
