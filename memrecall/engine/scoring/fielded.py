@@ -92,7 +92,9 @@ Rules about what a query is (issue 18, continued):
 * **Small talk by its kind.** (:mod:`memrecall.engine.scoring.turn_model`, not for a paste,
   nor for a turn that names work.) A turn the turn model is confident is small talk (a recipe,
   a trip, a trivia question, a phone setting: at least its calibrated cutoff) is answered only
-  by documents judged strong.
+  by documents judged strong. On plain small talk (at least its second cutoff, ``plain``) a
+  strong document must also explain :attr:`Params.talk_share` of the turn, unless another
+  document does ("reverse a string in *python*" is not about the Python versions memory).
 * **Vietnamese syllables.** Two adjacent words of Vietnamese text are a term of their own
   (:func:`~memrecall.engine.scoring.analysis.syllable_pairs`, kind ``id``: ``mật khẩu`` is
   ``mat_khau``), and a document that a Vietnamese query matches only by single syllables,

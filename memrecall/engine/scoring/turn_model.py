@@ -8,6 +8,10 @@ turn, never the memories, so it cannot tell which memories a question is about; 
 uses it to hold back memories judged *weak* on a turn it is confident is small talk
 (:meth:`TurnModel.is_talk`: at least the model's calibrated cutoff). Memories judged strong
 still answer: a turn that names a memory's own rare words is about it, however it sounds.
+Only on *plain* small talk (:attr:`Reading.PLAIN_TALK`, a second, higher cutoff) is a strong
+memory held back too, when it explains under
+:attr:`~memrecall.engine.scoring.features.Params.talk_share` of the turn and no memory explains
+more.
 
 Features are hashed (CRC-32, so the same on every machine and Python): each word of a
 space-separated script, with its character trigrams and four-grams inside ``<`` and ``>``;
