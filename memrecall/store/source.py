@@ -283,21 +283,15 @@ class StoreRanker:
                     params=params,
                 )
             )
-
-        def covered(doc: str) -> float:
-            return min(1.0, kept[doc] / mass) if mass > 0 else 0.0
-
-        explained: bool | None = None  # a memory explains the turn: it is no plain small talk
+        first = []  # (document, coverage, judgement by the thresholds alone)
         for doc in docs[:limit]:
+            coverage = min(1.0, kept[doc] / mass) if mass > 0 else 0.0
+            first.append((doc, coverage, thresholds.judge(coverage, kept[doc] / idf_max)))
+        # a memory explains the turn: it is no plain small talk
+        explained = any(j is Judgement.STRONG and c >= params.talk_share for _, c, j in first)
+        for doc, coverage, by_thresholds in first:
+            judgement = by_thresholds
             own = kept[doc]
-            coverage = covered(doc)
-            judgement = thresholds.judge(coverage, own / idf_max)
-            if judgement is Judgement.STRONG and coverage < params.talk_share and explained is None:
-                explained = any(
-                    covered(other) >= params.talk_share
-                    and thresholds.judge(covered(other), kept[other] / idf_max) is Judgement.STRONG
-                    for other in docs[:limit]
-                )
             if judgement is Judgement.STRONG and coverage < params.talk_share and not explained:
                 if reading is None:
                     reading = read_turn(default_turns(), query, words)

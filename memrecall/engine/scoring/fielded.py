@@ -789,23 +789,18 @@ class FieldedIndex:
         judge = self.thresholds.judge
         idf_max = self._idf_max
         talk_share = self.params.talk_share
-
-        def covered(j: int) -> float:
-            return min(1.0, own[j] / mass) if mass > 0 else 0.0
-
-        explained: bool | None = None  # a memory explains the turn: it is no plain small talk
-        out = []
+        first = []  # (document, coverage, evidence, judgement by the thresholds alone)
         for i in ranked:
-            coverage = covered(i)
+            coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
             evidence = own[i] / idf_max
-            judgement = Judgement.NONE if i in muted else judge(coverage, evidence)
-            if judgement is Judgement.STRONG and coverage < talk_share and explained is None:
-                explained = any(
-                    j not in muted
-                    and covered(j) >= talk_share
-                    and judge(covered(j), own[j] / idf_max) is Judgement.STRONG
-                    for j in ranked
-                )
+            first.append(
+                (i, coverage, evidence, Judgement.NONE if i in muted else judge(coverage, evidence))
+            )
+        # a memory explains the turn: it is no plain small talk
+        explained = any(j is Judgement.STRONG and c >= talk_share for _, c, _, j in first)
+        out = []
+        for i, coverage, evidence, by_thresholds in first:
+            judgement = by_thresholds
             if judgement is Judgement.STRONG and coverage < talk_share and not explained:
                 if reading is None:
                     reading = read_turn(self.turns, query, words)

@@ -113,15 +113,12 @@ class SemanticTurns:
 
         An embedder that fails on a turn never stops the ranking: that turn is read by the
         lexical model alone, at its own cutoff."""
-        try:
-            return self.probability(text) >= self.cutoff
-        except Exception:  # the embedder is the host's code (a C engine): any failure
-            return self.lexical_model.is_talk(text)
+        return self.read(text) is not Reading.QUESTION
 
     def read(self, text: str) -> Reading:
         """What the reader makes of ``text`` (:class:`Reading`: at least :attr:`cutoff` is
         talk, at least the weights' ``plain`` cutoff plain talk); a turn the embedder fails
-        on is read by the lexical model alone, as :meth:`is_talk` reads it."""
+        on is read by the lexical model alone."""
         try:
             p = self.probability(text)
         except Exception:  # the embedder is the host's code (a C engine): any failure
