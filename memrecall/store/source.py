@@ -56,6 +56,7 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
     with_update,
 )
+from memrecall.engine.scoring.turn_judgement import explains_turn, in_turn
 from memrecall.engine.scoring.turn_model import Reading, read_turn
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
@@ -204,7 +205,6 @@ class StoreRanker:
                 del kept[doc]
             for doc in loose_syllables(kept, terms, holders, vietnamese_words(query_text(query))):
                 del kept[doc]
-        out = []
         params = index.params
         wanted = max(limit, 2, params.subject_window)
         # the ordering value: the score times the freshness prior, as in FieldedIndex
@@ -266,10 +266,6 @@ class StoreRanker:
             if pasted
             else strong_only(query, words, lambda term, kind: bool(index._credit(term, kind)))
         )
-        # a turn the turn reader is confident is small talk: weak memories are no answer,
-        # and on plain small talk neither is a strong one that explains little of the turn
-        # (read once, and only when a memory is there to hold back)
-        reading: Reading | None = Reading.QUESTION if pasted else None
         let_through: set[str] = set()
         for kind, term in limited or ():
             let_through.update(index._credit(term, kind).keys())
@@ -283,33 +279,29 @@ class StoreRanker:
                     params=params,
                 )
             )
+
+        # what the turn reader makes of the turn (turn_judgement: read once, when needed)
+        def reading() -> Reading:
+            return Reading.QUESTION if pasted else read_turn(default_turns(), query, words)
+
         first = []  # (document, coverage, judgement by the thresholds alone)
         for doc in docs[:limit]:
             coverage = min(1.0, kept[doc] / mass) if mass > 0 else 0.0
             first.append((doc, coverage, thresholds.judge(coverage, kept[doc] / idf_max)))
-        # a memory explains the turn: it is no plain small talk
-        explained = any(j is Judgement.STRONG and c >= params.talk_share for _, c, j in first)
-        for doc, coverage, by_thresholds in first:
-            judgement = by_thresholds
-            own = kept[doc]
-            if judgement is Judgement.STRONG and coverage < params.talk_share and not explained:
-                if reading is None:
-                    reading = read_turn(default_turns(), query, words)
-                if reading is Reading.PLAIN_TALK:
-                    judgement = Judgement.WEAK  # one word shared with plain small talk
-            if judgement is Judgement.WEAK and limited is not None and doc not in let_through:
-                judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
-            if judgement is Judgement.WEAK and reading is None:
-                reading = read_turn(default_turns(), query, words)
-            if judgement is Judgement.WEAK and reading is not Reading.QUESTION:
-                judgement = Judgement.NONE  # small talk: only a strong match answers it
-            if judgement is Judgement.STRONG and doc in stale:
-                judgement = Judgement.WEAK  # an older version (or an unclear paste) never is
-            if judgement is Judgement.STRONG and lone is not None and lone.kind != "word":
-                judgement = Judgement.WEAK
+        judgements = in_turn(
+            first,
+            read=reading,
+            talk_share=params.talk_share,
+            explained=explains_turn([(c, j) for _, c, j in first], params.talk_share),
+            let_through=None if limited is None else let_through,
+            # a lone bigram may be a piece of a longer word: nothing is strong for it
+            older=docs if lone is not None and lone.kind != "word" else stale,
+        )
+        out = []
+        for (doc, _, _), judgement in zip(first, judgements, strict=True):
             if not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append((self._source.position(doc), judgement, own, doc, newer.get(doc)))
+            out.append((self._source.position(doc), judgement, kept[doc], doc, newer.get(doc)))
         return out
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:

@@ -196,6 +196,7 @@ from memrecall.engine.scoring.time_rules import (
     with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
+from memrecall.engine.scoring.turn_judgement import explains_turn, in_turn
 from memrecall.engine.scoring.turn_model import Reading, default_model, read_turn
 from memrecall.engine.scoring.turn_semantic import TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
@@ -741,10 +742,11 @@ class FieldedIndex:
         # newer of two notes on one subject says what holds now
         newest_wanted = pasted or asks_current(words)
         limited = None if pasted else strong_only(query, words, lambda t, k: bool(self._keys(t, k)))
-        # a turn the turn reader is confident is small talk: weak memories are no answer,
-        # and on plain small talk neither is a strong one that explains little of the turn
-        # (read once, and only when a memory is there to hold back)
-        reading: Reading | None = Reading.QUESTION if pasted else None
+
+        # what the turn reader makes of the turn (turn_judgement: read once, when needed)
+        def reading() -> Reading:
+            return Reading.QUESTION if pasted else read_turn(self.turns, query, words)
+
         let_through: set[int] = set()
         for kind, term in limited or ():
             let_through.update(self._credited(term, kind)[0])
@@ -788,35 +790,25 @@ class FieldedIndex:
             ranked = ranked[:limit]
         judge = self.thresholds.judge
         idf_max = self._idf_max
-        talk_share = self.params.talk_share
-        first = []  # (document, coverage, evidence, judgement by the thresholds alone)
+        first = []  # (document, coverage, judgement by the thresholds alone)
         for i in ranked:
             coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
-            evidence = own[i] / idf_max
-            first.append(
-                (i, coverage, evidence, Judgement.NONE if i in muted else judge(coverage, evidence))
-            )
-        # a memory explains the turn: it is no plain small talk
-        explained = any(j is Judgement.STRONG and c >= talk_share for _, c, _, j in first)
+            by_thresholds = Judgement.NONE if i in muted else judge(coverage, own[i] / idf_max)
+            first.append((i, coverage, by_thresholds))
+        talk_share = self.params.talk_share
+        judgements = in_turn(
+            first,
+            read=reading,
+            talk_share=talk_share,
+            explained=explains_turn([(c, j) for _, c, j in first], talk_share),
+            let_through=None if limited is None else let_through,
+            older=successor.keys() | stale,
+        )
         out = []
-        for i, coverage, evidence, by_thresholds in first:
-            judgement = by_thresholds
-            if judgement is Judgement.STRONG and coverage < talk_share and not explained:
-                if reading is None:
-                    reading = read_turn(self.turns, query, words)
-                if reading is Reading.PLAIN_TALK:
-                    judgement = Judgement.WEAK  # one word shared with plain small talk
-            if judgement is Judgement.WEAK and limited is not None and i not in let_through:
-                judgement = Judgement.NONE  # thanks, a greeting, an unknown name: strong only
-            if judgement is Judgement.WEAK and reading is None:
-                reading = read_turn(self.turns, query, words)
-            if judgement is Judgement.WEAK and reading is not Reading.QUESTION:
-                judgement = Judgement.NONE  # small talk: only a strong match answers it
-            if judgement is Judgement.STRONG and (i in successor or i in stale):
-                judgement = Judgement.WEAK  # an older version (or an unclear paste) never is fast
+        for (i, coverage, _), judgement in zip(first, judgements, strict=True):
             if floor and not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append(Match(i, own[i], judgement, coverage, evidence, newer.get(i)))
+            out.append(Match(i, own[i], judgement, coverage, own[i] / idf_max, newer.get(i)))
         return out
 
     def _count_runs(
