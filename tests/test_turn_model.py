@@ -12,6 +12,7 @@ import unicodedata
 import zlib
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -199,6 +200,23 @@ def test_a_turn_a_memory_explains_is_no_plain_small_talk() -> None:
     assert judged == [(0, Judgement.STRONG), (1, Judgement.STRONG)]
     assert coverage[0] >= work.params.talk_share > coverage[1]
     assert plain.judge(query, 5) == judged
+
+
+def test_the_fast_result_and_the_ranking_agree_on_what_explains_the_turn() -> None:
+    # an older note explains the turn, but its link ranks it right after its update,
+    # third: the fast result (two documents) must not judge the turn without it
+    old = memory("Vet visit", "", "The cat's vet appointment is tonight at seven.", name="vet")
+    moved = memory("Moved", "", "Rebooked for tonight.", name="moved", mtime=100.0)
+    guest = memory("Guest password", "", "The guest Wi-Fi password is at reception.", name="g")
+    pool = [guest, old, msgspec.structs.replace(moved, supersedes="vet"), *filler(20)]
+    low = Thresholds(0.0, 0.0, 0.05, 0.0)
+    plain = FieldedIndex.of(pool, thresholds=low, turns=PLAIN)
+    query = "password for the cat's vet appointment tonight"
+    coverage = {m.index: m.coverage for m in plain.matches(query)}
+    assert plain.rank(query, 5) == [0, 2, 1]
+    assert coverage[1] >= plain.params.talk_share > max(coverage[0], coverage[2])
+    assert plain.judge(query, 5)[:2] == [(0, Judgement.STRONG), (2, Judgement.STRONG)]
+    assert plain.fast(query) == plain.rank_and_fast(query, 5)[1] == [0]
 
 
 _WORDS = st.sampled_from(

@@ -284,15 +284,17 @@ class StoreRanker:
         def reading() -> Reading:
             return Reading.QUESTION if pasted else read_turn(default_turns(), query, words)
 
-        first = []  # (document, coverage, judgement by the thresholds alone)
-        for doc in docs[:limit]:
+        every = []  # (document, coverage, judgement by the thresholds alone)
+        for doc in docs:
             coverage = min(1.0, kept[doc] / mass) if mass > 0 else 0.0
-            first.append((doc, coverage, thresholds.judge(coverage, kept[doc] / idf_max)))
+            every.append((doc, coverage, thresholds.judge(coverage, kept[doc] / idf_max)))
+        first = every[:limit]
         judgements = in_turn(
             first,
             read=reading,
             talk_share=params.talk_share,
-            explained=explains_turn([(c, j) for _, c, j in first], params.talk_share),
+            # judged over every ranked memory, as FieldedIndex._ranked judges it
+            explained=explains_turn([(c, j) for _, c, j in every], params.talk_share),
             let_through=None if limited is None else let_through,
             # a lone bigram may be a piece of a longer word: nothing is strong for it
             older=docs if lone is not None and lone.kind != "word" else stale,

@@ -786,21 +786,22 @@ class FieldedIndex:
                     params=self.params,
                 )
             )
-        if limit is not None:
-            ranked = ranked[:limit]
         judge = self.thresholds.judge
         idf_max = self._idf_max
-        first = []  # (document, coverage, judgement by the thresholds alone)
+        every = []  # (document, coverage, judgement by the thresholds alone)
         for i in ranked:
             coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
             by_thresholds = Judgement.NONE if i in muted else judge(coverage, own[i] / idf_max)
-            first.append((i, coverage, by_thresholds))
+            every.append((i, coverage, by_thresholds))
+        # whether a memory explains the turn is judged over every ranked one, so that the
+        # fast result and a longer ranking agree on it
+        first = every if limit is None else every[:limit]
         talk_share = self.params.talk_share
         judgements = in_turn(
             first,
             read=reading,
             talk_share=talk_share,
-            explained=explains_turn([(c, j) for _, c, j in first], talk_share),
+            explained=explains_turn([(c, j) for _, c, j in every], talk_share),
             let_through=None if limited is None else let_through,
             older=successor.keys() | stale,
         )
