@@ -36,6 +36,15 @@ def _newton(a: Array, y: Array) -> Array:
     return w
 
 
+def probabilities(fields: dict[str, Any], vectors: Array, odds: Array) -> Array:
+    """The reader's probability of small talk for each row of ``vectors`` (embeddings) and
+    ``odds`` (the lexical model's log-odds), by the weights file's ``fields``."""
+    weights = np.array(fields["weights"], dtype=np.float64)
+    z = vectors @ weights + float(fields["lexical"]) * odds + float(fields["bias"])
+    result: Array = 1.0 / (1.0 + np.exp(-z))
+    return result
+
+
 def embed_all(texts: Sequence[str], embed: Embedder) -> Array:
     """The embeddings of ``texts``, one row each."""
     return np.array([list(embed(t)) for t in texts], dtype=np.float64)
