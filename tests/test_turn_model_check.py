@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memrecall.engine.scoring.turn_model import sigmoid
+from memrecall.engine.scoring.turn_semantic import SemanticWeights
+
 SCRIPTS = Path(__file__).parent.parent / "scripts"
 
 
@@ -113,3 +116,26 @@ def test_weights_fitted_on_other_turns_are_not_current(trainer: ModuleType, inpu
     relabelled["provenance"]["turns_sha256"] = trainer.fingerprint(ROWS)
     assert trainer._same(lexical, copy.deepcopy(lexical))
     assert not trainer._same(lexical, relabelled)
+
+
+def test_the_check_reads_either_shape_as_the_runtime_does(trainer: ModuleType) -> None:
+    semantic_turns = sys.modules["semantic_turns"]  # imported by the training script
+    rng = np.random.default_rng(5)
+    vectors, odds = rng.normal(size=(20, 4)), rng.normal(0.0, 3.0, size=20)
+    shapes = [
+        {"weights": [0.5, -1.0, 2.0, 0.1], "lexical": 0.7, "bias": -0.3},
+        {
+            "weights": [],
+            "lexical": 0.0,
+            "bias": 0.2,
+            "hidden": rng.normal(size=(3, 6)).tolist(),
+            "output": [1.5, -2.0, 0.5],
+        },
+    ]
+    for fields in shapes:
+        weights = SemanticWeights(**fields, cutoff=0.9)
+        runtime = [
+            sigmoid(weights.score(list(v), float(o))) for v, o in zip(vectors, odds, strict=True)
+        ]
+        checked = semantic_turns.probabilities(fields, vectors, odds)
+        assert np.allclose(checked, runtime, rtol=0.0, atol=1e-12)

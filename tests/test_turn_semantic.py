@@ -65,6 +65,45 @@ def test_a_failing_embedder_leaves_the_reading_to_the_lexical_model() -> None:
     assert SemanticTurns(weights, talk, broken).read("hi") is Reading.TALK
 
 
+NETWORK = SemanticWeights(
+    weights=[],
+    lexical=0.0,
+    bias=-0.5,
+    cutoff=0.9,
+    hidden=[[1.0, -2.0, 0.5, 0.25], [0.0, 3.0, -1.0, -0.5]],  # two values, lexical, bias
+    output=[2.0, -1.5],
+)
+
+
+def test_a_network_reads_tanh_units_of_embedding_and_lexical_log_odds() -> None:
+    reader = SemanticTurns(NETWORK, LEXICAL, {"a": [0.5, 0.25], "b": [-1.0, 0.5]}.__getitem__)
+    odds = math.log(3.0)
+    for text, (e1, e2) in (("a", (0.5, 0.25)), ("b", (-1.0, 0.5))):
+        first = math.tanh(1.0 * e1 - 2.0 * e2 + 0.5 * odds + 0.25)
+        second = math.tanh(0.0 * e1 + 3.0 * e2 - 1.0 * odds - 0.5)
+        expected = _sigmoid(-0.5 + 2.0 * first - 1.5 * second)
+        assert reader.probability(text) == pytest.approx(expected, rel=1e-12), text
+    assert NETWORK.dimensions == 2
+    with pytest.raises(ValueError, match="3 values, the weights read 2"):
+        SemanticTurns(NETWORK, LEXICAL, lambda text: [1.0, 2.0, 3.0]).probability("hi")
+
+
+@pytest.mark.parametrize(
+    ("linear", "network"),
+    [
+        (b"[]", b'"hidden": [[1, 2, 3], [1, 2]], "output": [1, 1]'),  # rows of two lengths
+        (b"[]", b'"hidden": [[1, 2, 3]], "output": [1, 1]'),  # an output without its unit
+        (b"[]", b'"hidden": [[1, 2]], "output": [1]'),  # no room for an embedding value
+        (b"[1]", b'"hidden": [[1, 2, 3]], "output": [1]'),  # linear weights as well
+        (b"[]", b'"output": [1]'),  # output weights without units
+    ],
+)
+def test_a_network_of_the_wrong_shape_is_a_value_error(linear: bytes, network: bytes) -> None:
+    raw = b'{"weights": ' + linear + b', "lexical": 0, "bias": 0, "cutoff": 0.9, ' + network + b"}"
+    with pytest.raises(ValueError, match="turn reader weights"):
+        decode_weights(raw)
+
+
 def test_the_shipped_weights_read_plain_talk_from_at_least_the_cutoff() -> None:
     shipped = semantic_weights()
     assert shipped.cutoff <= shipped.plain < 1.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any, Protocol
@@ -69,8 +70,13 @@ def logit(p: float) -> float:
 
 
 class SemanticWeights(msgspec.Struct, frozen=True):
-    """The fitted combination: one weight per embedding dimension, one for the lexical
-    model's log-odds, a bias, and the calibrated cutoff (with where they came from)."""
+    """The fitted combination and its calibrated cutoffs (with where they came from).
+
+    Two shapes. *Linear*: one weight per embedding dimension (``weights``), one for the
+    lexical model's log-odds (``lexical``) and a ``bias``. *Network* (``hidden`` not
+    empty): one hidden layer of tanh units, each row one weight per embedding dimension,
+    then one for the lexical log-odds, then the unit's bias; ``output`` weighs the units,
+    and ``bias`` is the output's (``weights`` empty, ``lexical`` 0)."""
 
     weights: list[float]
     lexical: float
@@ -79,11 +85,48 @@ class SemanticWeights(msgspec.Struct, frozen=True):
     provenance: dict[str, Any] | None = None
     plain: float = NEVER
     """From this probability on a turn is plain small talk (:attr:`Reading.PLAIN_TALK`)."""
+    hidden: list[list[float]] = msgspec.field(default_factory=list)
+    output: list[float] = msgspec.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.hidden and (
+            self.weights
+            or len(self.output) != len(self.hidden)
+            or len({len(row) for row in self.hidden}) != 1
+            or len(self.hidden[0]) < 3
+        ):
+            raise ValueError(
+                "a network's rows must all have the same length (the embedding's, plus the "
+                "lexical weight and the bias), one output weight per row, and no linear weights"
+            )
+        if self.output and not self.hidden:
+            raise ValueError("output weights without hidden units")
+
+    @property
+    def dimensions(self) -> int:
+        """The length of the embedding these weights read."""
+        return len(self.hidden[0]) - 2 if self.hidden else len(self.weights)
+
+    def score(self, vector: Sequence[float], odds: float) -> float:
+        """The log-odds of small talk for an embedding ``vector`` of :attr:`dimensions`
+        values and the lexical model's log-odds ``odds``."""
+        if not self.hidden:
+            return self.bias + _dot(self.weights, vector) + self.lexical * odds
+        # a row is longer than the embedding: the dot product stops at the embedding's end
+        units = [math.tanh(_dot(row, vector) + row[-2] * odds + row[-1]) for row in self.hidden]
+        return self.bias + _dot(self.output, units)
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """``Σ aᵢ·bᵢ`` over the shorter of the two."""
+    return math.fsum(map(operator.mul, a, b))
 
 
 class SemanticTurns:
-    """``P(small talk) = σ(bias + Σ wᵢ·eᵢ + lexical · logit(lexical model's P))``, where ``e``
-    is the turn's embedding. Keeps nothing of a turn."""
+    """``P(small talk) = σ(score(e, logit(lexical model's P)))``, where ``e`` is the turn's
+    embedding and the score is :meth:`SemanticWeights.score` (linear: ``bias + Σ wᵢ·eᵢ +
+    lexical · odds``; network: ``bias + Σⱼ outputⱼ · tanh(rowⱼ · [e, odds, 1])``). Keeps
+    nothing of a turn."""
 
     __slots__ = ("cutoff", "embed", "lexical_model", "weights")
 
@@ -99,14 +142,12 @@ class SemanticTurns:
         a vector of another length than the weights)."""
         vector = self.embed(text)
         w = self.weights
-        if len(vector) != len(w.weights):
+        if len(vector) != w.dimensions:
             raise ValueError(
-                f"turn reader: an embedding of {len(vector)} values, the weights have "
-                f"{len(w.weights)}"
+                f"turn reader: an embedding of {len(vector)} values, the weights read "
+                f"{w.dimensions}"
             )
-        z = w.bias + math.fsum(a * b for a, b in zip(w.weights, vector, strict=True))
-        z += w.lexical * logit(self.lexical_model.probability(text))
-        return sigmoid(z)
+        return sigmoid(w.score(vector, logit(self.lexical_model.probability(text))))
 
     def is_talk(self, text: str) -> bool:
         """Whether the reader is confident ``text`` is small talk (at least :attr:`cutoff`).
