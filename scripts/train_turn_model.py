@@ -289,11 +289,10 @@ def _semantic(
 def _same_semantic(shipped: dict[str, Any], fitted: dict[str, Any], inputs: Inputs) -> bool:
     """Fitted on the same turns (:func:`fingerprint`, exactly), reading them alike (every
     probability within :data:`SEMANTIC_DRIFT`) and with cutoffs at most one hundredth
-    apart. Not the same bits: the C engine's floats differ between processors (its
-    ``expf`` and ``erff`` come from the machine's C library, and a last-bit change can move
-    a 4-bit-quantised activation a step), and the refit follows the embeddings, so an
-    exact comparison fails on some machines (seen in CI: a workplace question at 0.92011
-    here read just under 0.92 there, and the cross-validated cutoff moved a hundredth)."""
+    apart. Not the same bits: the C engine's embeddings are not bit-for-bit the same on
+    every processor, and the refit follows them, so an exact comparison fails on some
+    machines (seen in CI: a workplace question at 0.92011 here read just under 0.92 there,
+    and the cross-validated cutoff moved a hundredth)."""
     drift = float(
         np.max(
             np.abs(
