@@ -88,15 +88,6 @@ def _network(
     return lambda q: semantic_turns._predict(params, q)
 
 
-def _held_out(x: Array, y: Array, fit: Callable[[Array, Array], Callable[[Array], Array]]) -> Array:
-    folds = np.arange(len(y)) % 5
-    out = np.zeros(len(y))
-    for fold in range(5):
-        train = folds != fold
-        out[~train] = fit(x[train], y[train])(x[~train])
-    return out
-
-
 def _logistic(l2: float) -> Callable[[Array, Array], Callable[[Array], Array]]:
     def fit(x: Array, y: Array) -> Callable[[Array], Array]:
         w = _newton(np.hstack([x, np.ones((len(y), 1))]), y, l2)
@@ -138,9 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|--:|--:|--:|--:|")
     for l2 in (30.0, 100.0, 300.0, 1000.0):
-        p = _held_out(linear, y, _logistic(l2))
+        p = semantic_turns.held_out(linear, y, _logistic(l2))
         print(
-            _row(f"logistic, L2 {l2:g}", p, y, _held_out(noisy_linear, y, _logistic(l2))),
+            _row(
+                f"logistic, L2 {l2:g}",
+                p,
+                y,
+                semantic_turns.held_out(noisy_linear, y, _logistic(l2)),
+            ),
             flush=True,
         )
     for width in (256, 512):
@@ -150,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             return np.hstack([ll, np.tanh(zz @ pr[0] + pr[1])])
 
         name = f"logistic + {width} random tanh features, L2 100"
-        p = _held_out(featured(z, linear), y, _logistic(100.0))
-        again = _held_out(featured(noisy_z, noisy_linear), y, _logistic(100.0))
+        p = semantic_turns.held_out(featured(z, linear), y, _logistic(100.0))
+        again = semantic_turns.held_out(featured(noisy_z, noisy_linear), y, _logistic(100.0))
         print(_row(name, p, y, again), flush=True)
     for hidden, decay, cosine in (
         (32, 1e-3, False),
@@ -169,8 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         name = f"network, {hidden} tanh units, decay {decay:g}" + (
             ", cosine rate" if cosine else ""
         )
-        p = _held_out(np.hstack([z, odds[:, None] / 5]), y, fit)
-        again = _held_out(np.hstack([noisy_z, odds[:, None] / 5]), y, fit)
+        p = semantic_turns.held_out(
+            np.hstack([z, odds[:, None] / semantic_turns.ODDS_SCALE]), y, fit
+        )
+        again = semantic_turns.held_out(
+            np.hstack([noisy_z, odds[:, None] / semantic_turns.ODDS_SCALE]), y, fit
+        )
         print(_row(name, p, y, again), flush=True)
     _at_cutoffs(z, odds, y)
     return 0
@@ -179,16 +179,12 @@ def main(argv: list[str] | None = None) -> int:
 def _at_cutoffs(z: Array, odds: Array, y: Array) -> None:
     """The second table: the training script's two semantic readers (the shipped logistic
     kind and ``--network``), held out, at fixed cutoffs."""
-    folds = np.arange(len(y)) % 5
     linear = np.hstack([z, odds[:, None], np.ones((len(y), 1))])
     network = np.hstack([z, odds[:, None] / semantic_turns.ODDS_SCALE])
-    held = np.zeros(len(y)), np.zeros(len(y))
-    for fold in range(5):
-        train = folds != fold
-        w = semantic_turns._newton(linear[train], y[train])
-        held[0][~train] = 1.0 / (1.0 + np.exp(-(linear[~train] @ w)))
-        fitted = semantic_turns._network(network[train], y[train])
-        held[1][~train] = semantic_turns._predict(fitted, network[~train])
+    held = (
+        semantic_turns.held_out(linear, y, semantic_turns._linear_predictor),
+        semantic_turns.held_out(network, y, semantic_turns._network_predictor),
+    )
     print()
     print("| cutoff | logistic (shipped kind): talk | questions | network: talk | questions |")
     print("|--:|--:|--:|--:|--:|")
