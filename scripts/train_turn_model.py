@@ -189,7 +189,10 @@ def _cutoff(model: Callable[[float], TurnReader], lowest: float = 0.5) -> float:
     best = 2.0
     for step in range(99, round(100 * lowest) - 1, -1):
         cutoff = step / 100
-        if recall(cutoff) != baseline:
+        got = recall(cutoff)
+        if got != baseline:
+            lost = [c.id for c, a, b in zip(fitted, got, baseline, strict=True) if a < b]
+            print(f"  at {cutoff} these fitted cases would lose Recall@5: {', '.join(lost)}")
             break
         best = cutoff
     return best
