@@ -17,14 +17,19 @@ import pytest
 from memrecall.engine.scoring.features import link_target
 from memrecall.engine.scoring.fielded import FieldedIndex, Params
 from memrecall.engine.scoring.judgement import Judgement, Thresholds
+from memrecall.engine.scoring.turn_model import TurnModel
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.frontmatter import ParsedTopic, parse_topic
 from memrecall.sources.scanner import MemoryTree, scan_tree
 from memrecall.tooling.evaluation import load_corpus
-from tests.factories import memory
+from tests.factories import filler, memory
 
 OPEN = Thresholds(0.0, 0.0, 0.0, 0.0)
 DAY = 86_400.0
+TALK = TurnModel({}, bias=50.0, cutoff=0.5)
+"""Reads every turn as small talk."""
+WORK = TurnModel({}, bias=-50.0, cutoff=0.5)
+"""Reads no turn as small talk."""
 
 
 def note(
@@ -551,3 +556,49 @@ def test_an_update_follows_its_note_into_the_ranking_even_unmatched() -> None:
     assert FieldedIndex.of([REFUND_POLICY, PARKING_NEW], thresholds=OPEN).rank(
         "refund within 14 days", 5
     ) == [0]
+
+
+BETA_OLD = note(
+    "beta-old",
+    "Every merge uploads the iOS and Android beta builds; testers join the beta group and"
+    " install the builds from the tester app.",
+    title="Beta builds for testers",
+    description="Test builds go out through the distribution app",
+    days=0,
+)
+BETA_NEW = note(
+    "beta-new",
+    "iOS betas now go through TestFlight, Android betas through the Play test track; the"
+    " pipeline uploads both after every merge.",
+    title="Beta builds",
+    days=200,
+)
+
+
+def test_what_a_turn_is_read_as_never_puts_an_older_fact_first() -> None:
+    # The older note matches more of the question (strong); the newer one, on the same
+    # subject, less (weak), and the fresher-first rule ranks it above the older one. Read
+    # as small talk, the turn leaves weak memories out: the newer one comes back only as
+    # the older one's update, and goes before it, as it ranked before the reading.
+    pool = [BETA_OLD, BETA_NEW, *filler(20)]
+    strong_from = Thresholds(0.0, 0.0, 0.4, 0.0)
+    asked = "how do I install the iOS beta builds as a tester"
+    work = FieldedIndex.of(pool, thresholds=strong_from, turns=WORK)
+    talk = FieldedIndex.of(pool, thresholds=strong_from, turns=TALK)
+    assert work.same_subject(0, 1)
+    assert [(m.index, m.judgement, m.outranked) for m in work.matches(asked)[:2]] == [
+        (1, Judgement.WEAK, False),
+        (0, Judgement.WEAK, True),  # an older version is never strong
+    ]
+    assert work.rank(asked, 5) == [1, 0]
+    assert [(m.index, m.judgement) for m in talk.matches(asked)[:2]] == [
+        (1, Judgement.NONE),  # weak on small talk: left out
+        (0, Judgement.WEAK),  # strong by the thresholds, then an older version
+    ]
+    assert talk.rank(asked, 5) == [1, 0]
+    assert talk.rank_and_fast(asked, 5) == ([1, 0], [])
+    assert talk.rank(asked, 5, exclude={1}) == [0]  # already delivered
+    # not outranked (asked in the older note's own words): the update still follows it
+    own_words = "how do testers join the beta group and install from the tester app"
+    assert [m.outranked for m in talk.matches(own_words)[:1]] == [False]
+    assert talk.rank(own_words, 5)[:2] == [0, 1]

@@ -68,6 +68,10 @@ from .index import IncrementalIndex
 from .keys import normalize_category
 from .model import MemoryRecord, MemoryScope, ScopeType, WorkspaceType, visible_scopes
 
+_Judged = tuple[int, Judgement, float, str, str | None, bool]
+"""One ranked memory: pool position, judgement, score, path, a newer document that may be
+its update (or None), and whether a newer one on its subject ranks above it (outranked)."""
+
 __all__ = [
     "CATEGORY_TYPES",
     "StorePoolOrder",
@@ -167,7 +171,7 @@ class StoreRanker:
 
     def _judged(
         self, query: str, exclude: Collection[int], limit: int, *, keep_none: bool
-    ) -> list[tuple[int, Judgement, float, str, str | None]]:
+    ) -> list[_Judged]:
         index = self._source.index
         thresholds = self._source.thresholds
         scores = index.scores(query)
@@ -234,6 +238,7 @@ class StoreRanker:
             params=params,
             newest_wanted=pasted or asks_current(words),
         )
+        outranked = frozenset(stale)  # older versions a newer one ranks above (fresher first)
         margin = params.paste_margin
         # contenders: the documents that could be answers, as FieldedIndex._ranked counts them
         floor = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max)
@@ -303,7 +308,8 @@ class StoreRanker:
         for (doc, _, _), judgement in zip(first, judgements, strict=True):
             if not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append((self._source.position(doc), judgement, kept[doc], doc, newer.get(doc)))
+            position = self._source.position(doc)
+            out.append((position, judgement, kept[doc], doc, newer.get(doc), doc in outranked))
         return out
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
@@ -330,7 +336,7 @@ class StoreRanker:
 
     def _with_update(
         self,
-        kept: list[tuple[int, Judgement, float, str, str | None]],
+        kept: list[_Judged],
         exclude: Collection[int],
         limit: int,
     ) -> list[int]:
@@ -344,11 +350,10 @@ class StoreRanker:
             later = index.later_versions(first)
             return next((d for d in later if d not in docs and position(d) not in exclude), None)
 
-        return [position(doc) for doc in with_update(docs, limit, update)]
+        outranked = bool(kept) and kept[0][5]
+        return [position(doc) for doc in with_update(docs, limit, update, outranked=outranked)]
 
-    def _fast_of(
-        self, ranked: list[tuple[int, Judgement, float, str, str | None]], query: str
-    ) -> list[int]:
+    def _fast_of(self, ranked: list[_Judged], query: str) -> list[int]:
         """The fast result from the first judged documents (as ``FieldedIndex._fast_of``)."""
         index = self._source.index
         strong = [r for r in ranked if r[1] is Judgement.STRONG]
@@ -371,7 +376,7 @@ class StoreRanker:
         least = index.params.second * strong[0][2]
         return [first] + [
             i
-            for i, _j, s, d, _n in strong[1:]
+            for i, _j, s, d, _n, _o in strong[1:]
             if s >= least and index.second_answer(query, first_doc, d)
         ]
 

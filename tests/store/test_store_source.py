@@ -436,3 +436,58 @@ async def test_plain_small_talk_is_read_as_the_fielded_index_reads_it(
     assert len(both["question"]) == 2
     assert both["plain"] == both["question"]
     service.close()
+
+
+async def test_an_older_fact_is_never_put_first_by_the_turns_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memrecall.engine.scoring.judgement import Judgement, Thresholds
+    from memrecall.engine.scoring.turn_model import TurnModel
+
+    # strong from 0.45 of the query's weight: the older note strong, its update weak
+    strong_from = Thresholds(0.0, 0.0, 0.45, 0.0)
+    service, store, clock = _setup(tmp_path)
+    await service.save(
+        "u1",
+        GLOBAL,
+        "beta builds for testers",
+        "Every merge uploads the iOS and Android beta builds; testers join the beta group and"
+        " install the builds from the tester app.",
+        "project",
+    )
+    clock.advance(200 * 86_400)
+    await service.save(
+        "u1",
+        GLOBAL,
+        "beta builds",
+        "iOS betas now go through TestFlight, Android betas through the Play test track; the"
+        " pipeline uploads both after every merge.",
+        "project",
+    )
+    for i in range(20):
+        await service.save("u1", GLOBAL, f"note {i}", f"walnut fact number {i}", "fact")
+    asked = "how do I install the iOS beta builds as a tester"
+    firsts = {}
+    judged = {}
+    for name, bias in (("question", -50.0), ("talk", 50.0)):
+        reader = TurnModel({}, bias=bias, cutoff=0.5)
+        monkeypatch.setattr("memrecall.store.source.default_turns", lambda r=reader: r)
+        source = StoreSource(store, "u1", clock=clock, thresholds=strong_from)
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, thresholds=strong_from, turns=reader)
+        ranked = snapshot.ranker.rank(asked, 5)
+        assert ranked == fresh.rank(asked, 5), name
+        assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
+            asked, 5
+        ) == fresh.rank_and_fast(asked, 5), name
+        firsts[name] = [snapshot.documents[i].path for i in ranked]
+        judged[name] = [(m.judgement, m.outranked) for m in fresh.matches(asked)[:2]]
+    assert firsts["question"] == [
+        "store/global/beta_builds.md",
+        "store/global/beta_builds_for_testers.md",
+    ]
+    assert judged["question"] == [(Judgement.WEAK, False), (Judgement.WEAK, True)]
+    # read as small talk the newer one is left out, and comes back as the update, first
+    assert judged["talk"] == [(Judgement.NONE, False), (Judgement.WEAK, True)]
+    assert firsts["talk"] == firsts["question"]
+    service.close()

@@ -253,6 +253,10 @@ class Match:
     """A newer document among the first ranked that may be this one's update (pool
     position; :meth:`FieldedIndex.similarity`), or None. When it answers what this one
     answers, the fast path delivers this document only together with it."""
+    outranked: bool = False
+    """An older version that a newer document on its subject ranked above for this query
+    (fresher facts first): if that one is left out, its update goes before this one
+    (:func:`~memrecall.engine.scoring.time_rules.with_update`)."""
 
 
 class FieldedIndex:
@@ -751,6 +755,7 @@ class FieldedIndex:
         for kind, term in limited or ():
             let_through.update(self._credited(term, kind)[0])
         stale = self._same_subject(ranked, order, terms, newest_wanted=newest_wanted)
+        outranked = frozenset(stale)
         if pasted:
             stale.update(self._unclear(ranked, order, stale))
         else:
@@ -809,7 +814,17 @@ class FieldedIndex:
         for (i, coverage, _), judgement in zip(first, judgements, strict=True):
             if floor and not keep_none and judgement is Judgement.NONE:
                 continue
-            out.append(Match(i, own[i], judgement, coverage, own[i] / idf_max, newer.get(i)))
+            out.append(
+                Match(
+                    i,
+                    own[i],
+                    judgement,
+                    coverage,
+                    own[i] / idf_max,
+                    newer.get(i),
+                    i in outranked,
+                )
+            )
         return out
 
     def _count_runs(
@@ -963,7 +978,7 @@ class FieldedIndex:
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
         """Indices of the best ``limit`` documents judged at least weak, best first, the
         first one's newest update right after it (:meth:`_with_update`)."""
-        kept = [m.index for m in self._ranked(query, exclude, limit, floor=True)]
+        kept = self._ranked(query, exclude, limit, floor=True)
         return self._with_update(kept, exclude, limit)
 
     def _holders(self, term: str) -> set[int]:
@@ -976,12 +991,13 @@ class FieldedIndex:
         position = self._position
         return keys if position is None else {position[k] for k in keys}
 
-    def _with_update(self, kept: list[int], exclude: Collection[int], limit: int) -> list[int]:
+    def _with_update(self, matches: list[Match], exclude: Collection[int], limit: int) -> list[int]:
         """An update follows its note (:func:`~memrecall.engine.scoring.time_rules.with_update`):
         the newest document on the first one's subject written later
         (:func:`~memrecall.engine.scoring.time_rules.later_versions`) goes right after it,
-        whether or not the query matches it. Only into the ranking: the fast path delivers
-        what the query matches."""
+        whether or not the query matches it; before it when the first is
+        :attr:`Match.outranked`. Only into the ranking: the fast path delivers what the
+        query matches."""
 
         def update(first: int) -> int | None:
             later = self._later.get(first)
@@ -1002,7 +1018,9 @@ class FieldedIndex:
                     self._later[first] = later
             return next((j for j in later if j not in kept and j not in exclude), None)
 
-        return with_update(kept, limit, update)
+        kept = [m.index for m in matches]
+        outranked = bool(matches) and matches[0].outranked
+        return with_update(kept, limit, update, outranked=outranked)
 
     def fast(
         self, query: str, *, exclude: Collection[int] = (), limit: int = MAX_FAST_DOCS
@@ -1056,5 +1074,5 @@ class FieldedIndex:
     ) -> tuple[list[int], list[int]]:
         """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
         ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
-        kept = [m.index for m in ranked[:limit] if m.judgement is not Judgement.NONE]
+        kept = [m for m in ranked[:limit] if m.judgement is not Judgement.NONE]
         return self._with_update(kept, exclude, limit), self._fast_of(ranked[:MAX_FAST_DOCS], query)

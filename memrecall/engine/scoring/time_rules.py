@@ -267,18 +267,27 @@ def with_update(
     kept: list[_K],
     limit: int,
     update: Callable[[_K], _K | None],
+    *,
+    outranked: bool = False,
 ) -> list[_K]:
     """``kept`` with the newest update of its first document (``update``: a document not
     ``kept`` and not excluded, or None) right after it, cut to ``limit``. An update follows
     its note: when the best answer has a newer version on its subject that shares no word
     with the query ("where do I get the parking permit?" against the note that parking is
     now booked in an app), that version still goes to the selector, and the dates rendered
-    with both tell which is current."""
+    with both tell which is current.
+
+    ``outranked``: the first document is an older version that a newer one on its subject
+    ranked above for this query (:func:`move_newer_up`), and that newer one was then left
+    out by what the turn's reading holds back. Its update then goes *before* it: what the
+    turn is read as decides what is left out, never that an older fact goes first."""
     if not kept:
         return kept
     newer = update(kept[0])
     if newer is None:
         return kept
+    if outranked:
+        return [newer, *kept][:limit]
     return [kept[0], newer, *kept[1:]][:limit]
 
 
