@@ -67,7 +67,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-17": (54.5 / 60, 47 / 60, None, 4 / 34),
     },
     "set-18.json": {
-        "small-talk-heldout-18": (None, None, 87 / 100, None),
+        "small-talk-heldout-18": (None, None, 92 / 100, None),
         "answerable-heldout-18": (56 / 60, 48 / 60, None, 4 / 35),
     },
     "set-19.json": {
@@ -79,11 +79,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-20": (78 / 80, 66 / 80, None, 3 / 31),
     },
     "set-21.json": {
-        "small-talk-heldout-21": (None, None, 95 / 117, None),
+        "small-talk-heldout-21": (None, None, 103 / 117, None),
         "answerable-heldout-21": (77.5 / 80, 67 / 80, None, 1.0),
     },
     "set-22.json": {
-        "small-talk-heldout-22": (None, None, 94 / 111, None),
+        "small-talk-heldout-22": (None, None, 98 / 111, None),
         "answerable-heldout-22": (0.7927, 59 / 76, None, 0.0),
     },
     "set-23.json": {
@@ -91,8 +91,12 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-23": (0.7208, 51 / 79, None, 1 / 15),
     },
     "set-24.json": {
-        "small-talk-heldout-24": (None, None, 107 / 113, None),
+        "small-talk-heldout-24": (None, None, 109 / 113, None),
         "answerable-heldout-24": (0.775, 55 / 78, None, 0.0),
+    },
+    "set-25.json": {
+        "small-talk-heldout-25": (None, None, 81 / 92, None),
+        "answerable-heldout-25": (43.5 / 80, 39 / 80, None, 0.0),
     },
 }
 
@@ -106,7 +110,7 @@ JOINED = {
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
 to 23 were written over the memories of the corpus and of sets 5 to 8 (set 24 over the
-corpus's alone)."""
+corpus's alone, and set 25 too)."""
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
