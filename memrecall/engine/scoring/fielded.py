@@ -977,7 +977,8 @@ class FieldedIndex:
 
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
         """Indices of the best ``limit`` documents judged at least weak, best first, the
-        first one's newest update right after it (:meth:`_with_update`)."""
+        first one's newest update right after it (before it when a newer one outranked the
+        first for this query: :meth:`_with_update`)."""
         kept = self._ranked(query, exclude, limit, floor=True)
         return self._with_update(kept, exclude, limit)
 

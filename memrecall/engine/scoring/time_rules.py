@@ -279,8 +279,9 @@ def with_update(
 
     ``outranked``: the first document is an older version that a newer one on its subject
     ranked above for this query (:func:`move_newer_up`), and that newer one was then left
-    out by what the turn's reading holds back. Its update then goes *before* it: what the
-    turn is read as decides what is left out, never that an older fact goes first."""
+    out (judged none: by the turn's reading, or by the strong-only rule). Its update then
+    goes *before* it: what the turn is read as decides what is left out, never that an
+    older fact goes first."""
     if not kept:
         return kept
     newer = update(kept[0])
