@@ -19,9 +19,10 @@ from memrecall.actors import Engine, open_engine
 from memrecall.actors.plan import MemoryBlock
 from memrecall.engine.scoring.candidates import PoolOrder
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, Params
-from memrecall.engine.scoring.judgement import default_thresholds
+from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.engine.scoring.turn_model import TurnModel
 from memrecall.events.documents import MemoryType, Scope
-from memrecall.sources.source import prepare_recall
+from memrecall.sources.source import Snapshot, prepare_recall
 from memrecall.sources.turn_reader import default_turns
 from memrecall.store import (
     KeyConflict,
@@ -56,6 +57,20 @@ def _setup(tmp_path: Path) -> tuple[MemoryService, SQLiteStore, ManualClock]:
     store = SQLiteStore(tmp_path / "m.db", durable=False)
     clock = ManualClock()
     return MemoryService(store, clock=clock), store, clock
+
+
+def _read_with(
+    store: SQLiteStore,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    reader: TurnModel,
+    thresholds: Thresholds,
+) -> tuple[Snapshot, FieldedIndex]:
+    """User u1's snapshot, its ranker reading turns with ``reader``, and a fresh
+    FieldedIndex over the same documents with the same reader and thresholds."""
+    monkeypatch.setattr("memrecall.store.source.default_turns", lambda: reader)
+    snapshot = StoreSource(store, "u1", clock=clock, thresholds=thresholds).snapshot()
+    return snapshot, FieldedIndex.of(snapshot.documents, thresholds=thresholds, turns=reader)
 
 
 @pytest.mark.parametrize(
@@ -402,9 +417,6 @@ def test_the_ordering_values_kept_are_enough_for_the_best(
 async def test_plain_small_talk_is_read_as_the_fielded_index_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memrecall.engine.scoring.judgement import Thresholds
-    from memrecall.engine.scoring.turn_model import TurnModel
-
     # strong from a tenth of the query's weight up: under Params.talk_share
     low = Thresholds(0.0, 0.0, 0.1, 0.0)
     service, store, clock = _setup(tmp_path)
@@ -420,10 +432,7 @@ async def test_plain_small_talk_is_read_as_the_fielded_index_reads_it(
     both = {}
     for name, plain in (("question", 2.0), ("plain", 0.9)):
         reader = TurnModel({}, bias=-50.0 if name == "question" else 50.0, cutoff=0.5, plain=plain)
-        monkeypatch.setattr("memrecall.store.source.default_turns", lambda r=reader: r)
-        source = StoreSource(store, "u1", clock=clock, thresholds=low)
-        snapshot = source.snapshot()
-        fresh = FieldedIndex.of(snapshot.documents, thresholds=low, turns=reader)
+        snapshot, fresh = _read_with(store, clock, monkeypatch, reader, low)
         ranked[name] = snapshot.ranker.rank(query, 5)
         assert ranked[name] == fresh.rank(query, 5)
         both[name] = snapshot.ranker.rank(explained, 5)
@@ -441,9 +450,6 @@ async def test_plain_small_talk_is_read_as_the_fielded_index_reads_it(
 async def test_an_older_fact_is_never_put_first_by_the_turns_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memrecall.engine.scoring.judgement import Judgement, Thresholds
-    from memrecall.engine.scoring.turn_model import TurnModel
-
     # strong from 0.45 of the query's weight: the older note strong, its update weak
     strong_from = Thresholds(0.0, 0.0, 0.45, 0.0)
     service, store, clock = _setup(tmp_path)
@@ -471,10 +477,7 @@ async def test_an_older_fact_is_never_put_first_by_the_turns_reading(
     judged = {}
     for name, bias in (("question", -50.0), ("talk", 50.0)):
         reader = TurnModel({}, bias=bias, cutoff=0.5)
-        monkeypatch.setattr("memrecall.store.source.default_turns", lambda r=reader: r)
-        source = StoreSource(store, "u1", clock=clock, thresholds=strong_from)
-        snapshot = source.snapshot()
-        fresh = FieldedIndex.of(snapshot.documents, thresholds=strong_from, turns=reader)
+        snapshot, fresh = _read_with(store, clock, monkeypatch, reader, strong_from)
         ranked = snapshot.ranker.rank(asked, 5)
         assert ranked == fresh.rank(asked, 5), name
         assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
