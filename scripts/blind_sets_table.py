@@ -7,7 +7,9 @@ precision and fast outdated (each set joined to the corpus as ``tests/test_blind
 joins it), then the small talk of every set pooled: every blind set joined at once, the
 share of off-topic turns that get nothing, and the share of silent turns that were right
 to be silent (no-result precision over all the sets' cases), and that small talk per language
-(guessed from script and function words). It ranks with the runtime's turn reader
+(guessed from script and function words). Last, each set's questions split by whether
+they are asked in the language of the memory that should come first (guessed alike, on its
+title and body): their Recall@5 and top-1. It ranks with the runtime's turn reader
 (``MEMRECALL_TURNS=lexical`` for the lexical model alone).
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import regex
 
-from memrecall.tooling.evaluation import evaluate, load_corpus
+from memrecall.tooling.evaluation import Corpus, Report, compute_metrics, evaluate, load_corpus
 from tests.test_blind_sets import JOINED
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
@@ -39,6 +41,7 @@ def main() -> None:
     print("| slice | Recall@5 | top-1 | small talk silent | fast precision | fast outdated |")
     print("|---|--:|--:|--:|--:|--:|")
     cases = {n: json.loads((BLIND / n).read_text("utf-8"))["cases"] for n in _sets()}
+    across: list[str] = []
     for name, own_cases in cases.items():
         corpus = load_corpus(
             FIXTURES / "recall-eval.json", extra=[BLIND / f for f in JOINED.get(name, [name])]
@@ -49,6 +52,7 @@ def main() -> None:
             m = report.slices[slice_name]
             cells = (m.recall_at_5, m.top1, m.no_result_recall, m.fast_precision, m.fast_outdated)
             print(f"| {slice_name} | " + " | ".join(_percent(c) for c in cells) + " |")
+        across.extend(_across(corpus, report, {case["id"] for case in own_cases}))
     everything = load_corpus(FIXTURES / "recall-eval.json", extra=[BLIND / n for n in _sets()])
     report = evaluate(everything, "fielded")
     blind = {case["id"]: bool(case["relevant"]) for c in cases.values() for case in c}
@@ -76,6 +80,36 @@ def main() -> None:
     print("|---|--:|--:|")
     for lang, n in turns.most_common():
         print(f"| {lang} | {n} | {_percent(quiet[lang] / n)} |")
+    print()
+    print("| questions | asked in | cases | Recall@5 | top-1 |")
+    print("|---|---|--:|--:|--:|")
+    print("\n".join(across))
+
+
+def _across(corpus: Corpus, report: Report, own: set[str]) -> list[str]:
+    """Rows for the questions among ``own`` (case ids), by slice: those asked in the
+    language of the memory that should come first (``top``, else the first relevant one)
+    and those asked in another."""
+    documents = dict(zip(corpus.ids, corpus.documents, strict=True))
+    selected = {r.id: r.selected for r in report.results}
+    rows = []
+    for slice_name in sorted({c.slice for c in corpus.cases if c.id in own and c.relevant}):
+        split: dict[str, list[int]] = {"the memory's language": [], "another language": []}
+        for i, case in enumerate(corpus.cases):
+            if case.id not in own or case.slice != slice_name:
+                continue
+            memory = documents[case.top or case.relevant[0]]
+            same = language(case.query) == language(f"{memory.title} {memory.body}")
+            split["the memory's language" if same else "another language"].append(i)
+        for label, picked in split.items():
+            if not picked:
+                continue
+            m = compute_metrics(
+                [corpus.cases[i] for i in picked], [selected[corpus.cases[i].id] for i in picked]
+            )
+            cells = f"{len(picked)} | {_percent(m.recall_at_5)} | {_percent(m.top1)}"
+            rows.append(f"| {slice_name} | {label} | {cells} |")
+    return rows
 
 
 _SCRIPTS = (
