@@ -11,13 +11,24 @@ to be silent (no-result precision over all the sets' cases), and that small talk
 they are asked in the language of the memory that should come first (guessed alike, on its
 title and body): their Recall@5 and top-1. It ranks with the runtime's turn reader
 (``MEMRECALL_TURNS=lexical`` for the lexical model alone).
+
+    uv run python scripts/blind_sets_table.py --dump before.json
+    uv run python scripts/blind_sets_table.py --compare before.json after.json
+
+``--dump`` also writes what was selected for every case (each set as its test joins it, and
+every set joined), so that two versions of the code can be measured one after the other;
+``--compare`` prints the cases whose outcome differs between two such files: small talk
+silenced or answered again, questions whose top five or first document gained or lost a
+relevant memory, each with its id, and the counts.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import regex
 
@@ -36,8 +47,23 @@ def _sets() -> list[str]:
     return sorted((p.name for p in BLIND.glob("set-*.json")), key=lambda n: int(n[4:-5]))
 
 
-def main() -> None:
-    """Print the tables."""
+def main(argv: list[str] | None = None) -> None:
+    """Print the tables (and write the dump), or compare two dumps."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dump", type=Path, help="also write every case's selection here")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    args = parser.parse_args(argv)
+    if args.compare:
+        print("\n".join(compare(*(json.loads(p.read_text("utf-8")) for p in args.compare))))
+        return
+    dumped = tables()
+    if args.dump:
+        args.dump.write_text(json.dumps(dumped, ensure_ascii=False, indent=1), "utf-8")
+
+
+def tables() -> dict[str, dict[str, list[str]]]:
+    """Print the tables; return each case's selection, per set as joined and pooled."""
+    dumped: dict[str, dict[str, list[str]]] = {}
     print("| slice | Recall@5 | top-1 | small talk silent | fast precision | fast outdated |")
     print("|---|--:|--:|--:|--:|--:|")
     cases = {n: json.loads((BLIND / n).read_text("utf-8"))["cases"] for n in _sets()}
@@ -48,6 +74,7 @@ def main() -> None:
         )
         own = {case["slice"] for case in own_cases}
         report = evaluate(corpus, "fielded")
+        dumped[name] = _selections(report, {case["id"] for case in own_cases})
         for slice_name in sorted(own):
             m = report.slices[slice_name]
             cells = (m.recall_at_5, m.top1, m.no_result_recall, m.fast_precision, m.fast_outdated)
@@ -56,6 +83,7 @@ def main() -> None:
     everything = load_corpus(FIXTURES / "recall-eval.json", extra=[BLIND / n for n in _sets()])
     report = evaluate(everything, "fielded")
     blind = {case["id"]: bool(case["relevant"]) for c in cases.values() for case in c}
+    dumped["pooled"] = _selections(report, set(blind))
     silent = {r.id for r in report.results if r.id in blind and not r.selected}
     talk = [i for i, answerable in blind.items() if not answerable]
     right = sum(1 for i in talk if i in silent)
@@ -84,6 +112,54 @@ def main() -> None:
     print("| questions | asked in | cases | Recall@5 | top-1 |")
     print("|---|---|--:|--:|--:|")
     print("\n".join(across))
+    return dumped
+
+
+def _selections(report: Report, ids: set[str]) -> dict[str, list[str]]:
+    """What ``report`` selected for each case among ``ids``, best first."""
+    return {r.id: list(r.selected) for r in report.results if r.id in ids}
+
+
+def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Lines naming each case whose outcome differs between two dumps, per set (as its
+    test joins it) and pooled, with the counts; labels come from the blind sets' files."""
+    labels = {
+        case["id"]: case
+        for n in _sets()
+        for case in json.loads((BLIND / n).read_text("utf-8"))["cases"]
+    }
+    lines = []
+    for name in [n for n in before if n in after]:
+        changes: Counter[str] = Counter()
+        for case_id in sorted(set(before[name]) & set(after[name])):
+            case = labels[case_id]
+            was, now = before[name][case_id], after[name][case_id]
+            for what in _changes(case, was, now):
+                changes[what] += 1
+                lines.append(f"{name}: {case_id} {what}")
+        summary = ", ".join(f"{what} {n}" for what, n in sorted(changes.items())) or "no change"
+        lines.append(f"{name}: {summary}")
+    return lines
+
+
+def _changes(case: dict[str, Any], was: list[str], now: list[str]) -> list[str]:
+    """How one case's outcome moved from ``was`` to ``now`` (empty when it did not)."""
+    relevant = set(case["relevant"])
+    if not relevant:
+        if bool(was) == bool(now):
+            return []
+        return ["small talk silenced" if not now else "small talk answered again"]
+    moved = []
+    hits = len(relevant & set(was[:5])), len(relevant & set(now[:5]))
+    if hits[0] != hits[1]:
+        moved.append(
+            "question gained in top five" if hits[1] > hits[0] else "question lost in top five"
+        )
+    top = case["top"]
+    first = (was[:1] == [top]), (now[:1] == [top])
+    if top is not None and first[0] != first[1]:
+        moved.append("question gained top-1" if first[1] else "question lost top-1")
+    return moved
 
 
 def _across(corpus: Corpus, report: Report, own: set[str]) -> list[str]:

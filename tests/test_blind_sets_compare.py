@@ -1,0 +1,72 @@
+"""The blind-set script's ``--compare`` (scripts/blind_sets_table.py): which cases it names as
+changed between two dumps of what was selected, and what it counts."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+SCRIPTS = Path(__file__).parent.parent / "scripts"
+
+
+@pytest.fixture(scope="module")
+def table() -> ModuleType:
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        return importlib.import_module("blind_sets_table")
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+TALK: dict[str, Any] = {"relevant": [], "top": None}
+QUESTION: dict[str, Any] = {"relevant": ["new", "old"], "top": "new"}
+
+
+@pytest.mark.parametrize(
+    ("case", "was", "now", "expected"),
+    [
+        (TALK, ["a"], [], ["small talk silenced"]),
+        (TALK, [], ["a"], ["small talk answered again"]),
+        (TALK, ["a"], ["b", "c"], []),
+        (QUESTION, ["old", "new"], ["new", "old"], ["question gained top-1"]),
+        (QUESTION, ["new"], ["x", "new"], ["question lost top-1"]),
+        (QUESTION, ["new"], ["new", "old"], ["question gained in top five"]),
+        (
+            QUESTION,
+            ["new", "old"],
+            ["a", "b", "c", "d", "e", "new"],
+            ["question lost in top five", "question lost top-1"],
+        ),
+        (QUESTION, ["a", "new"], ["b", "new"], []),
+        ({"relevant": ["m"], "top": None}, ["m"], ["x", "m"], []),
+    ],
+)
+def test_a_case_is_named_for_each_way_its_outcome_moved(
+    table: ModuleType, case: dict[str, Any], was: list[str], now: list[str], expected: list[str]
+) -> None:
+    assert table._changes(case, was, now) == expected
+
+
+def test_the_comparison_names_changed_cases_of_each_set_and_counts_them(
+    table: ModuleType, tmp_path: Path
+) -> None:
+    cases = json.loads((table.BLIND / "set-25.json").read_text("utf-8"))["cases"]
+    talk = next(c for c in cases if not c["relevant"])
+    question = next(c for c in cases if c["top"])
+    before = {"set-25.json": {talk["id"]: ["x"], question["id"]: [question["top"]]}}
+    after = {"set-25.json": {talk["id"]: [], question["id"]: [question["top"]]}}
+    lines = table.compare(before, after)
+    assert lines == [
+        f"set-25.json: {talk['id']} small talk silenced",
+        "set-25.json: small talk silenced 1",
+    ]
+    assert table.compare(before, before) == ["set-25.json: no change"]
+    dump = tmp_path / "a.json"
+    dump.write_text(json.dumps(before), "utf-8")
+    table.main(["--compare", str(dump), str(dump)])
