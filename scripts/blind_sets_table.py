@@ -9,7 +9,9 @@ share of off-topic turns that get nothing, and the share of silent turns that we
 to be silent (no-result precision over all the sets' cases), and that small talk per language
 (guessed from script and function words). Last, each set's questions split by whether
 they are asked in the language of the memory that should come first (guessed alike, on its
-title and body): their Recall@5 and top-1. It ranks with the runtime's turn reader
+title and body): their Recall@5 and top-1. Where a set's cases say which language their
+writer wrote them in (``lang``), a table per set and language of the small talk left silent
+and the questions left silent. It ranks with the runtime's turn reader
 (``MEMRECALL_TURNS=lexical`` for the lexical model alone).
 
     uv run python scripts/blind_sets_table.py --dump before.json
@@ -112,7 +114,38 @@ def tables() -> dict[str, dict[str, list[str]]]:
     print("| questions | asked in | cases | Recall@5 | top-1 |")
     print("|---|---|--:|--:|--:|")
     print("\n".join(across))
+    labelled = _by_writers_language(cases, dumped)
+    if labelled:
+        print()
+        print(
+            "| set | language (the writer's) | small talk | silent | questions silent "
+            "| no-result precision |"
+        )
+        print("|---|---|--:|--:|--:|--:|")
+        print("\n".join(labelled))
     return dumped
+
+
+def _by_writers_language(
+    cases: dict[str, list[dict[str, Any]]], dumped: dict[str, dict[str, list[str]]]
+) -> list[str]:
+    """Rows for the sets whose cases carry the language their writer wrote them in
+    (``lang``): per language, the small talk left silent and the questions left silent."""
+    rows = []
+    for name, own in cases.items():
+        langs = sorted({case["lang"] for case in own if "lang" in case})
+        for lang in langs:
+            mine = [case for case in own if case.get("lang") == lang]
+            talk = [case for case in mine if not case["relevant"]]
+            right = sum(1 for case in talk if not dumped[name][case["id"]])
+            wrong = sum(1 for case in mine if case["relevant"] and not dumped[name][case["id"]])
+            asked = len(mine) - len(talk)
+            precision = right / (right + wrong) if right + wrong else None
+            rows.append(
+                f"| {name} | {lang} | {len(talk)} | {_percent(right / len(talk))} | "
+                f"{wrong} / {asked} | {_percent(precision)} |"
+            )
+    return rows
 
 
 def _selections(report: Report, ids: set[str]) -> dict[str, list[str]]:

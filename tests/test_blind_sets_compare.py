@@ -70,3 +70,21 @@ def test_the_comparison_names_changed_cases_of_each_set_and_counts_them(
     dump = tmp_path / "a.json"
     dump.write_text(json.dumps(before), "utf-8")
     table.main(["--compare", str(dump), str(dump)])
+
+
+def test_the_writers_languages_count_silent_talk_and_silent_questions_apart(
+    table: ModuleType,
+) -> None:
+    own = [
+        {"id": "talk-1", "relevant": [], "lang": "pt"},
+        {"id": "talk-3", "relevant": [], "lang": "pt"},
+        {"id": "ans-1", "relevant": ["m"], "lang": "pt"},
+        {"id": "ans-3", "relevant": ["m"], "lang": "pt"},
+        {"id": "talk-5", "relevant": [], "lang": "ru"},
+        {"id": "talk-7", "relevant": []},
+    ]
+    dumped = {"s": {"talk-1": [], "talk-3": ["m"], "ans-1": [], "ans-3": ["m"], "talk-5": ["x"]}}
+    assert table._by_writers_language({"s": own}, dumped) == [
+        "| s | pt | 2 | 50.0 | 1 / 2 | 50.0 |",
+        "| s | ru | 1 | 0.0 | 0 / 0 | n/a |",
+    ]
