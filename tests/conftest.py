@@ -15,9 +15,12 @@ feature store) lands in the user's real home.
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -79,6 +82,24 @@ def remembered_embeddings() -> Iterator[None]:
     The vectors are the same; only the time differs."""
     with remembering():
         yield
+
+
+SCRIPTS = Path(__file__).parent.parent / "scripts"
+
+
+def _import_script(name: str) -> ModuleType:
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+@pytest.fixture(scope="session")
+def import_script() -> Callable[[str], ModuleType]:
+    """Import one of the repository's ``scripts/`` by module name (they are not a package),
+    leaving ``sys.path`` as it was."""
+    return _import_script
 
 
 @pytest.fixture(autouse=True)

@@ -3,25 +3,18 @@ changed between two dumps of what was selected, and what it counts."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-SCRIPTS = Path(__file__).parent.parent / "scripts"
-
 
 @pytest.fixture(scope="module")
-def table() -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        return importlib.import_module("blind_sets_table")
-    finally:
-        sys.path.remove(str(SCRIPTS))
+def table(import_script: Callable[[str], ModuleType]) -> ModuleType:
+    return import_script("blind_sets_table")
 
 
 TALK: dict[str, Any] = {"relevant": [], "top": None}

@@ -5,11 +5,10 @@ on another processor stays inside (docs/decisions.md, "The turn models' check").
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import sys
+from collections.abc import Callable
 from importlib import resources
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -19,16 +18,10 @@ import pytest
 from memrecall.engine.scoring.turn_model import sigmoid
 from memrecall.engine.scoring.turn_semantic import SemanticWeights
 
-SCRIPTS = Path(__file__).parent.parent / "scripts"
-
 
 @pytest.fixture(scope="module")
-def trainer() -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        return importlib.import_module("train_turn_model")
-    finally:
-        sys.path.remove(str(SCRIPTS))
+def trainer(import_script: Callable[[str], ModuleType]) -> ModuleType:
+    return import_script("train_turn_model")
 
 
 def _shipped(name: str) -> dict[str, Any]:
