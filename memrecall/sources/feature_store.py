@@ -37,6 +37,7 @@ from memrecall.sources.cachefile import (
     read_cache_file,
     remove_stale_temporaries,
 )
+from memrecall.sources.turn_reader import passage_embedder, passage_mode
 
 __all__ = ["FeatureStore", "analysis_version", "feature_key"]
 
@@ -48,6 +49,7 @@ _ANALYSIS_MODULES = tuple(
         "engine.scoring.analysis",
         "engine.scoring.features",
         "engine.scoring.fielded",
+        "engine.scoring.passages",
         "engine.scoring.text",
         "engine.scoring.tokens",
         "sources.frontmatter",
@@ -55,13 +57,18 @@ _ANALYSIS_MODULES = tuple(
 )
 
 
-@functools.cache
 def analysis_version() -> str:
-    """The package version and a digest of the analysis code's source.
+    """The package version, a digest of the analysis code's source, and whether documents
+    carry passage embeddings (:func:`~memrecall.sources.turn_reader.passage_mode`).
 
     Written into the file; a file from other code is ignored, since the analysis may differ.
     """
-    return f"fielded-2/{cachefile.code_fingerprint(_ANALYSIS_MODULES)}"
+    return f"fielded-2/{_code_digest()}/{passage_mode()}"
+
+
+@functools.cache
+def _code_digest() -> str:
+    return cachefile.code_fingerprint(_ANALYSIS_MODULES)
 
 
 _MAGIC = b"memrecall-features\n"
@@ -119,7 +126,7 @@ class FeatureStore:
             found = self._entries.get(key)
             if found is None:
                 found = self._entries[key] = DocumentFeatures.of(
-                    document, checkpoint=pacing.checkpoint
+                    document, checkpoint=pacing.checkpoint, passage=passage_embedder()
                 )
                 self._dirty = True
             out.append(found)

@@ -36,7 +36,7 @@ from memrecall.events.documents import MemoryDocument
 from memrecall.sources import pacing
 from memrecall.sources.feature_store import FeatureStore
 from memrecall.sources.scanner import Diagnostic, MemoryTree, scan_tree
-from memrecall.sources.turn_reader import default_turns
+from memrecall.sources.turn_reader import default_turns, passage_embedder
 
 ScorerName = Literal["fielded", "reference"]
 DEFAULT_SCORER: ScorerName = "fielded"
@@ -123,7 +123,10 @@ class FieldedRanking:
             fresh = {d: old.get(d) or found[d] for d in documents}
             self._features = fresh
             index = FieldedIndex.from_features(
-                [fresh[d] for d in documents], checkpoint=pacing.checkpoint, turns=default_turns()
+                [fresh[d] for d in documents],
+                checkpoint=pacing.checkpoint,
+                turns=default_turns(),
+                passages=passage_embedder() is not None,
             )
             order = PoolOrder.of(documents)
             self._last = (documents, index, order)

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from memrecall.engine.scoring.passages import PassageEmbedder
 from memrecall.engine.scoring.turn_model import default_model
 from memrecall.engine.scoring.turn_semantic import (
     SemanticTurns,
@@ -29,10 +30,13 @@ from memrecall.engine.scoring.turn_semantic import (
 __all__ = [
     "ENVIRONMENT",
     "MAX_EMBEDDED_CHARS",
+    "PASSAGES",
     "E5Embedder",
     "default_turns",
     "describe",
     "e5_embedder",
+    "passage_embedder",
+    "passage_mode",
     "remembering",
 ]
 
@@ -41,6 +45,10 @@ log = logging.getLogger(__name__)
 MAX_EMBEDDED_CHARS = 1_000
 """Only the start of a turn is embedded: small talk is short, and a paste is never read
 as small talk (the ranking's rules skip pastes)."""
+
+
+_PASSAGE_KEY = "\x00passage\x00"
+"""Where a remembered passage embedding is kept beside the turns' (no turn starts so)."""
 
 
 class E5Embedder:
@@ -65,6 +73,20 @@ class E5Embedder:
             vector = [float(x) for x in self._model.query(text)]
             if memo is not None:
                 memo[text] = vector
+        return vector
+
+    def passage(self, text: str) -> Sequence[float]:
+        """A memory's ``passage:`` embedding of ``text`` (its start, as :meth:`__call__`):
+        recall across languages (:mod:`memrecall.engine.scoring.passages`)."""
+        text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
+        key = _PASSAGE_KEY + text
+        with self._lock:
+            memo = self._memo
+            if memo is not None and key in memo:
+                return memo[key]
+            vector = [float(x) for x in self._model.passage(text)]
+            if memo is not None:
+                memo[key] = vector
         return vector
 
     @contextlib.contextmanager
@@ -123,6 +145,33 @@ def default_turns() -> TurnReader:
     if embed is None:
         return default_model()
     return SemanticTurns(semantic_weights(), default_model(), embed)
+
+
+PASSAGES = "MEMRECALL_PASSAGES"
+"""``on`` embeds every memory's passage for recall across languages
+(:mod:`memrecall.engine.scoring.passages`); unset or ``off``: not. Off by default because
+embedding is paid when a memory is analysed (tens of milliseconds per memory, on the scan)
+and once more per turn; docs/evaluation.md measures what it brings and costs."""
+
+
+def passage_embedder(*, wanted: bool | None = None) -> PassageEmbedder | None:
+    """What embeds each memory's passage, where :data:`PASSAGES` (or ``wanted``) asks for it
+    and the runtime reads turns with the semantic reader (:func:`default_turns`), else
+    None: recall across languages compares the two embeddings, so it runs only where turns
+    are embedded too."""
+    if wanted is None:
+        wanted = os.environ.get(PASSAGES, "off").strip().lower() in {"on", "1", "true", "yes"}
+    reader = default_turns()
+    if not wanted or not isinstance(reader, SemanticTurns):
+        return None
+    embed = reader.embed
+    return embed.passage if isinstance(embed, E5Embedder) else None
+
+
+def passage_mode() -> str:
+    """``e5`` or ``none``: whether analysed documents carry passage embeddings, for the
+    version of a cache of features (a cache of the other kind is not reused)."""
+    return "none" if passage_embedder() is None else "e5"
 
 
 def describe(reader: TurnReader) -> str:

@@ -36,7 +36,12 @@ from memrecall.engine.scoring.bm25 import BM25Index
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
-from memrecall.sources.turn_reader import default_turns, describe, remembering
+from memrecall.sources.turn_reader import (
+    default_turns,
+    describe,
+    passage_embedder,
+    remembering,
+)
 from memrecall.tooling.tables import markdown_table, percent
 
 __all__ = [
@@ -87,7 +92,13 @@ ScorerFactory = Callable[[Sequence[MemoryDocument]], Ranker]
 """Builds a scorer over a pool of documents (input order = pool order)."""
 
 SCORERS: dict[str, ScorerFactory] = {
-    "fielded": lambda documents: FieldedIndex.of(documents, turns=default_turns()),
+    "fielded": lambda documents: FieldedIndex.of(
+        documents, turns=default_turns(), passage=passage_embedder()
+    ),
+    # fielded with every memory's passage embedded (MEMRECALL_PASSAGES=on in a runtime)
+    "passages": lambda documents: FieldedIndex.of(
+        documents, turns=default_turns(), passage=passage_embedder(wanted=True)
+    ),
     "reference": ReferenceIndex.of,
     "bm25": BM25Index.of,
     "frozen": FrozenIndex,

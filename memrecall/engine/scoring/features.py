@@ -14,6 +14,7 @@ import msgspec
 
 from memrecall.engine.scoring.analysis import identifier_counts, syllable_pairs, term_counts
 from memrecall.engine.scoring.katakana import katakana_forms
+from memrecall.engine.scoring.passages import PassageEmbedder, pack, passage_text
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
 from memrecall.events.documents import MemoryDocument
@@ -125,13 +126,22 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Normalised relative path (without ``.md``) and name: what a ``supersedes`` link can name."""
     supersedes: str
     """The normalised ``supersedes`` link (empty when none)."""
+    passage: bytes = b""
+    """The memory's passage embedding (:mod:`~memrecall.engine.scoring.passages`: packed
+    32-bit floats); empty when analysed without an embedder."""
 
     @classmethod
     def of(
-        cls, document: MemoryDocument, *, checkpoint: Callable[[], None] = no_pause
+        cls,
+        document: MemoryDocument,
+        *,
+        checkpoint: Callable[[], None] = no_pause,
+        passage: PassageEmbedder | None = None,
     ) -> DocumentFeatures:
         """Analyse a document's fields (body split at the rendered window, cut at
-        :data:`MAX_ANALYSED_CHARS`), calling ``checkpoint`` between fields."""
+        :data:`MAX_ANALYSED_CHARS`), calling ``checkpoint`` between fields; with
+        ``passage``, embed its :func:`~memrecall.engine.scoring.passages.passage_text` too
+        (an embedder that fails leaves it without one: ranked by its words alone)."""
         checkpoint()
         body = body_text(document.body)[:MAX_ANALYSED_CHARS]
         window = utf16_prefix(body, MAX_BODY_CHARS)
@@ -158,7 +168,16 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             mtime=document.mtime,
             handles=(link_target(document.relative_path), link_target(document.title)),
             supersedes=link_target(document.supersedes),
+            passage=b"" if passage is None else _embedded(document, passage),
         )
+
+
+def _embedded(document: MemoryDocument, passage: PassageEmbedder) -> bytes:
+    text = passage_text(document.title, document.description, body_text(document.body))
+    try:
+        return pack(passage(text))
+    except Exception:  # the embedder is the host's code (a C engine): never stop analysis
+        return b""
 
 
 def link_target(text: str) -> str:

@@ -143,6 +143,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 import attrs
@@ -165,6 +166,7 @@ from memrecall.engine.scoring.features import (
 )
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.engine.scoring.passages import PassageEmbedder, fused, nearest, unpack
 from memrecall.engine.scoring.pool import (
     TERM_CACHE,
     FieldedPool,
@@ -198,7 +200,7 @@ from memrecall.engine.scoring.time_rules import (
 from memrecall.engine.scoring.time_rules import similarity as alike
 from memrecall.engine.scoring.turn_judgement import explains_turn, in_turn
 from memrecall.engine.scoring.turn_model import Reading, default_model, read_turn
-from memrecall.engine.scoring.turn_semantic import TurnReader
+from memrecall.engine.scoring.turn_semantic import SemanticTurns, TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
@@ -304,12 +306,14 @@ class FieldedIndex:
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
         turns: TurnReader | None = None,
+        passages: bool = False,
     ) -> FieldedIndex:
         """An immutable index over ``pool``'s documents under ``order``'s keys, in that order.
 
         ``order`` must name every key of the pool exactly once. The pool copies
         what the index reads before its next change, so the index stays valid.
-        ``turns`` replaces the shipped lexical turn model.
+        ``turns`` replaces the shipped lexical turn model; ``passages`` says the documents
+        were analysed with a passage embedder (recall across languages).
         """
         if len(order) != len(pool):
             raise ValueError("a view must order every document of the pool")
@@ -317,6 +321,7 @@ class FieldedIndex:
         index = cls.__new__(cls)
         index._setup(pool, order, thresholds, checkpoint)
         index._turns = turns
+        index._passages = passages
         return index
 
     def _setup(
@@ -377,6 +382,8 @@ class FieldedIndex:
         self._prior = FreshnessPrior(self._mtimes, newest, p.freshness, half_life)
         self._subjects: dict[int, tuple[frozenset[str], float]] = {}
         self._later: dict[int, tuple[int, ...]] = {}
+        self._vectors: tuple[array[float] | None, ...] | None = None
+        self._passages = False
 
     def _drop_cycles(self) -> None:
         """Links that come back to where they started (a -> b -> c -> a) supersede nothing."""
@@ -405,15 +412,19 @@ class FieldedIndex:
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
         turns: TurnReader | None = None,
+        passage: PassageEmbedder | None = None,
     ) -> FieldedIndex:
-        """Index documents, analysing each once; ``turns`` replaces the shipped turn model."""
+        """Index documents, analysing each once; ``turns`` replaces the shipped turn model,
+        ``passage`` embeds each document's passage (recall across languages:
+        :mod:`~memrecall.engine.scoring.passages`)."""
         index = cls(
-            [DocumentFeatures.of(d, checkpoint=checkpoint) for d in documents],
+            [DocumentFeatures.of(d, checkpoint=checkpoint, passage=passage) for d in documents],
             params=params,
             thresholds=thresholds,
             checkpoint=checkpoint,
         )
         index._turns = turns
+        index._passages = passage is not None
         return index
 
     @classmethod
@@ -425,11 +436,14 @@ class FieldedIndex:
         thresholds: Thresholds | None = None,
         checkpoint: Callable[[], None] = no_pause,
         turns: TurnReader | None = None,
+        passages: bool = False,
     ) -> FieldedIndex:
         """Index pre-analysed documents (e.g. cached per document by a catalog); ``turns``
-        replaces the shipped lexical turn model."""
+        replaces the shipped lexical turn model; ``passages`` says they were analysed with a
+        passage embedder (recall across languages)."""
         index = cls(list(features), params=params, thresholds=thresholds, checkpoint=checkpoint)
         index._turns = turns
+        index._passages = passages
         return index
 
     def __len__(self) -> int:
@@ -980,7 +994,9 @@ class FieldedIndex:
         first one's newest update right after it (before it when a newer one outranked the
         first for this query: :meth:`_with_update`)."""
         kept = self._ranked(query, exclude, limit, floor=True)
-        return self._with_update(kept, exclude, limit)
+        return self._nearest_too(
+            query, kept, self._with_update(kept, exclude, limit), exclude, limit
+        )
 
     def _holders(self, term: str) -> set[int]:
         """The documents (pool positions) that have an index term, from its postings alone
@@ -1076,4 +1092,44 @@ class FieldedIndex:
         """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
         ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
         kept = [m for m in ranked[:limit] if m.judgement is not Judgement.NONE]
-        return self._with_update(kept, exclude, limit), self._fast_of(ranked[:MAX_FAST_DOCS], query)
+        ranking = self._nearest_too(
+            query, kept, self._with_update(kept, exclude, limit), exclude, limit
+        )
+        return ranking, self._fast_of(ranked[:MAX_FAST_DOCS], query)
+
+    def _nearest_too(
+        self,
+        query: str,
+        kept: Sequence[Match],
+        ranking: list[int],
+        exclude: Collection[int],
+        limit: int,
+    ) -> list[int]:
+        """``ranking`` (the lexical one, updates placed) with the places after its first
+        memory shared with the memories whose passage embedding is nearest the turn's
+        (:func:`~memrecall.engine.scoring.passages.fused`), where the index was made with the
+        semantic turn reader and documents analysed with a passage embedder; an update placed
+        next to the first keeps its place too."""
+        turns = self._turns
+        if not ranking or not self._passages or not isinstance(turns, SemanticTurns):
+            return ranking
+        vectors = self._passage_vectors()
+        if not any(v is not None for v in vectors):
+            return ranking
+        try:
+            turn = turns.embed(query)
+        except Exception:  # the host's embedder failed: the words' ranking stands
+            return ranking
+        fixed = 1 if ranking[:2] == [m.index for m in kept[:2]] else 2
+        return fused(ranking, nearest(turn, vectors, exclude=exclude), limit, fixed=fixed)
+
+    def _passage_vectors(self) -> tuple[array[float] | None, ...]:
+        """Each position's passage embedding (None where its document has none), unpacked
+        the first time a turn needs them."""
+        vectors = self._vectors
+        if vectors is None:
+            store = self._doc_features
+            vectors = self._vectors = tuple(
+                unpack(features_in(store, key).passage) for key in self._keys_order
+            )
+        return vectors

@@ -58,7 +58,7 @@ from memrecall.sources.scanner import (
     read_topic_file,
 )
 from memrecall.sources.source import ScorerName, Snapshot
-from memrecall.sources.turn_reader import default_turns
+from memrecall.sources.turn_reader import default_turns, passage_embedder
 
 __all__ = ["CatalogEntries"]
 
@@ -304,7 +304,9 @@ class CatalogEntries:
             entry.slot = slot if slot >= 0 else self._allocate()
             entry.kind, entry.mtime = document.type, document.mtime
             if self.scorer == "fielded":
-                features = DocumentFeatures.of(document, checkpoint=pacing.checkpoint)
+                features = DocumentFeatures.of(
+                    document, checkpoint=pacing.checkpoint, passage=passage_embedder()
+                )
                 self._index_slot(entry.slot, None, features)
             else:
                 self._index_slot(entry.slot, field_texts(DocumentFields.of(document)), None)
@@ -438,7 +440,11 @@ class CatalogEntries:
         self._maps_shared = True
         if self.scorer == "fielded":
             view = FieldedIndex.over(
-                self._pool, slots, checkpoint=pacing.checkpoint, turns=default_turns()
+                self._pool,
+                slots,
+                checkpoint=pacing.checkpoint,
+                turns=default_turns(),
+                passages=passage_embedder() is not None,
             )
             recency = list(map(SLOT, self._recency))
             lookups = Lookups(slots, recency, self._by_path)

@@ -69,7 +69,7 @@ from memrecall.sources.catalog.order import Lookups
 from memrecall.sources.catalog.store import ListedEntry, StoredCatalog
 from memrecall.sources.scanner import Diagnostic, Root, read_topic_file, root_check
 from memrecall.sources.source import Snapshot
-from memrecall.sources.turn_reader import default_turns
+from memrecall.sources.turn_reader import default_turns, passage_embedder
 
 __all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
 
@@ -279,7 +279,13 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
         return read_from_tree(entry, scopes[entry.root_index])
 
     loaded = LoadedDocuments(list(slots), documents, reread)
-    index = FieldedIndex.over(pool, slots, checkpoint=checkpoint, turns=default_turns())
+    index = FieldedIndex.over(
+        pool,
+        slots,
+        checkpoint=checkpoint,
+        turns=default_turns(),
+        passages=passage_embedder() is not None,
+    )
     paths = view.paths[:recalled]
     lookups = Lookups(
         slots, list(stored.recency), lambda: {p: (s,) for p, s in zip(paths, slots, strict=True)}

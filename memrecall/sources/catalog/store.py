@@ -59,6 +59,7 @@ from memrecall.sources.catalog.documents import (
     TruncatedDocuments,
     write_records,
 )
+from memrecall.sources.turn_reader import passage_mode
 
 __all__ = [
     "FORMAT_VERSION",
@@ -177,6 +178,7 @@ FINGERPRINTED: Final = tuple(
         "engine.scoring.analysis",
         "engine.scoring.reference",
         "engine.scoring.features",
+        "engine.scoring.passages",
         "engine.scoring.pool",
         "engine.scoring.pool_image",
         "engine.scoring.fielded",
@@ -193,9 +195,15 @@ FINGERPRINTED: Final = tuple(
 """The modules whose source a catalog file depends on (parsing, normalising, analysis, indexing)."""
 
 
-@functools.cache
 def code_fingerprint() -> str:
-    """A digest of the package version and of the source of :data:`FINGERPRINTED`."""
+    """A digest of the package version and of the source of :data:`FINGERPRINTED`, and
+    whether documents carry passage embeddings
+    (:func:`~memrecall.sources.turn_reader.passage_mode`)."""
+    return f"{_code_digest()}/{passage_mode()}"
+
+
+@functools.cache
+def _code_digest() -> str:
     return cachefile.code_fingerprint(FINGERPRINTED)
 
 

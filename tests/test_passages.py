@@ -1,0 +1,208 @@
+"""Recall across languages (memrecall.engine.scoring.passages): the fusion of the lexical
+ranking with the memories nearest the turn's embedding, and where the fielded index uses it.
+Issue 18: questions about a note written in another language share few of its words."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memrecall.engine.scoring.features import DocumentFeatures
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.passages import fused, nearest, pack, passage_text, unpack
+from memrecall.engine.scoring.turn_model import TurnModel
+from memrecall.engine.scoring.turn_semantic import SemanticTurns, SemanticWeights
+from memrecall.events.documents import MemoryDocument
+from memrecall.sources.catalog.source import CatalogSource
+from memrecall.sources.scanner import MemoryTree
+from memrecall.sources.source import prepare_recall
+from memrecall.sources.turn_reader import ENVIRONMENT, PASSAGES, default_turns, e5_embedder
+from tests.factories import filler, memory
+
+# --------------------------------------------------------------------------- the parts
+
+
+def test_a_vector_survives_packing_and_no_vector_is_none() -> None:
+    vector = unpack(pack([0.5, -0.25, 1.0]))
+    assert vector is not None
+    assert list(vector) == [0.5, -0.25, 1.0]
+    assert unpack(b"") is None
+
+
+def test_nearest_orders_by_dot_product_skipping_what_cannot_compare() -> None:
+    vectors = [unpack(pack(v)) for v in ([0.0, 1.0], [1.0, 0.0], [0.6, 0.8], [0.6, 0.8])]
+    vectors += [None, unpack(pack([1.0, 0.0, 0.0]))]  # no vector; another length
+    assert nearest([1.0, 0.0], vectors) == [1, 2, 3, 0]  # ties by position
+    assert nearest([1.0, 0.0], vectors, exclude={1}) == [2, 3, 0]
+    assert nearest([1.0, 0.0], vectors, depth=2) == [1, 2]
+
+
+def test_the_first_lexical_memory_stays_first_and_the_nearest_join_after_it() -> None:
+    assert fused([7, 3], [9, 7, 3], 5) == [7, 3, 9]  # 3 is in both lists: ahead of 9
+    assert fused([7, 3, 4], [9], 2) == [7, 3]
+    assert fused([7], [9, 8], 5) == [7, 9, 8]
+    assert fused([7, 3, 4], [4], 5) == [7, 4, 3]  # 4 is first of the rest in the nearest list
+
+
+def test_an_update_placed_beside_the_first_can_keep_its_place() -> None:
+    assert fused([7, 3, 4], [4, 9], 5, fixed=2) == [7, 3, 4, 9]
+
+
+def test_nothing_lexical_stays_nothing() -> None:
+    assert fused([], [1, 2, 3], 5) == []
+
+
+@given(
+    st.lists(st.integers(0, 30), unique=True, max_size=8),
+    st.lists(st.integers(0, 30), unique=True, max_size=20),
+    st.integers(1, 8),
+    st.integers(1, 2),
+)
+def test_fusion_keeps_the_head_repeats_nothing_and_fills_the_limit(
+    lexical: list[int], semantic: list[int], limit: int, fixed: int
+) -> None:
+    out = fused(lexical, semantic, limit, fixed=fixed)
+    assert len(out) == len(set(out))
+    assert set(out) <= set(lexical) | set(semantic)
+    if not lexical:
+        assert out == []
+        return
+    head = min(fixed, limit, len(lexical))
+    assert out[:head] == lexical[:head]
+    assert len(out) == min(limit, len(set(lexical) | set(semantic)))
+
+
+def test_the_passage_is_title_description_and_the_start_of_the_body() -> None:
+    text = passage_text("Freeze", "No deploys", "x" * 5000)
+    assert text.startswith("Freeze. No deploys\nxxx")
+    assert len(text) == 1000
+
+
+# --------------------------------------------------------------------------- in the index
+
+QUESTION = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-20.0, cutoff=0.9)
+"""A reader that reads every turn as a question (probability about 2e-9)."""
+
+LEXICAL = TurnModel({}, bias=0.0, cutoff=0.99)
+
+FREEZE = "Release freeze in November"
+TARIFA = "Tarifa de reembolso"
+"""A Spanish note on refunds: it shares no word with the English question below."""
+
+
+def _vectors(text: str) -> Sequence[float]:
+    if FREEZE in text or "freeze" in text:
+        return [1.0, 0.0, 0.0]
+    if TARIFA in text or "refund" in text:
+        return [0.0, 1.0, 0.0]
+    return [0.0, 0.0, 1.0]
+
+
+def _documents() -> list[MemoryDocument]:
+    return [
+        memory(FREEZE, "No production deploys from 20 Nov", "Hotfixes need approval."),
+        memory(TARIFA, "Los reembolsos se aprueban en dos días", "Pago devuelto."),
+        *filler(20),
+    ]
+
+
+def _index(*, semantic: bool = True, passages: bool = True) -> FieldedIndex:
+    turns = SemanticTurns(QUESTION, LEXICAL, _vectors) if semantic else LEXICAL
+    return FieldedIndex.of(_documents(), turns=turns, passage=_vectors if passages else None)
+
+
+def test_a_memory_in_another_language_joins_an_answer_by_its_embedding() -> None:
+    query = "during the release freeze, how long does a refund take?"
+    assert _index().rank(query, 5)[:2] == [0, 1]
+    index = _index()
+    ranking, fast = index.rank_and_fast(query, 5)
+    assert ranking[:2] == [0, 1]
+    assert 1 not in fast  # the fast result is the words' alone
+    assert 1 not in index.fast(query)
+
+
+def test_without_the_semantic_reader_or_passages_the_words_rank_alone() -> None:
+    query = "during the release freeze, how long does a refund take?"
+    assert 1 not in _index(semantic=False).rank(query, 5)
+    assert 1 not in _index(passages=False).rank(query, 5)
+
+
+def test_an_embedding_never_answers_a_turn_the_words_leave_silent() -> None:
+    assert _index().rank("how long does a refund take?", 5) == []
+
+
+def test_a_failing_passage_embedder_leaves_the_memory_without_a_vector() -> None:
+    def broken(text: str) -> Sequence[float]:
+        raise RuntimeError("the model is gone")
+
+    assert DocumentFeatures.of(_documents()[0], passage=broken).passage == b""
+    assert unpack(DocumentFeatures.of(_documents()[0], passage=_vectors).passage) is not None
+
+
+def test_a_failing_turn_embedding_leaves_the_words_ranking() -> None:
+    def broken(text: str) -> Sequence[float]:
+        raise RuntimeError("the model is gone")  # the reader falls back to the lexical model
+
+    index = FieldedIndex.of(
+        _documents(), turns=SemanticTurns(QUESTION, LEXICAL, broken), passage=_vectors
+    )
+    lexical = _index(passages=False).rank("release freeze approval", 5)
+    assert index.rank("release freeze approval", 5) == lexical
+
+
+# --------------------------------------------------------------------------- in the runtime
+
+ENGLISH_QUESTION = "During the release freeze, how many days does a customer refund take?"
+
+
+def _tree(root: Path) -> MemoryTree:
+    notes = {
+        "freeze.md": ("Release freeze", "No deploys in late November", "Hotfixes need approval."),
+        "reembolsos.md": (
+            "Plazo de reembolsos",
+            "Los reembolsos a clientes tardan cinco días hábiles",
+            "El equipo de pagos devuelve el dinero en cinco días hábiles.",
+        ),
+        **{
+            f"filler-{i}.md": (f"{topic} note {i}", "", f"About the {topic} of team {i}.")
+            for i, topic in enumerate(["grafana", "vault", "kafka", "budget", "oncall"] * 4)
+        },
+    }
+    for name, (title, description, body) in notes.items():
+        text = f"---\nname: {title}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
+        (root / name).write_text(text, encoding="utf-8")
+    return MemoryTree.of(project=str(root))
+
+
+def _candidates(
+    tree: MemoryTree, monkeypatch: pytest.MonkeyPatch, passages: str
+) -> tuple[list[str], list[str]]:
+    monkeypatch.setenv(ENVIRONMENT, "auto")
+    monkeypatch.setenv(PASSAGES, passages)
+    default_turns.cache_clear()
+    try:
+        catalog = CatalogSource(tree, watch=False, scorer="fielded", cache_path=None)
+        try:
+            found = prepare_recall(catalog, ENGLISH_QUESTION)
+        finally:
+            catalog.close()
+    finally:
+        default_turns.cache_clear()
+    return [d.title for d in found.fallback], [d.title for d in found.fast]
+
+
+@pytest.mark.skipif(e5_embedder() is None, reason="the bundled model does not load here")
+def test_the_runtime_finds_a_note_in_another_language_only_when_asked_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree(tmp_path)
+    words, words_fast = _candidates(tree, monkeypatch, "off")
+    both, both_fast = _candidates(tree, monkeypatch, "on")
+    assert words[0] == both[0] == "Release freeze"
+    assert "Plazo de reembolsos" not in words
+    assert "Plazo de reembolsos" in both
+    assert words_fast == both_fast
