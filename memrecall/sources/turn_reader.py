@@ -47,10 +47,6 @@ MAX_EMBEDDED_CHARS = 1_000
 as small talk (the ranking's rules skip pastes)."""
 
 
-_PASSAGE_KEY = "\x00passage\x00"
-"""Where a remembered passage embedding is kept beside the turns' (no turn starts so)."""
-
-
 class E5Embedder:
     """A turn's ``query:`` embedding by multilingual-e5-small (384 floats, unit length).
 
@@ -60,6 +56,7 @@ class E5Embedder:
         self._model = model
         self._lock = threading.Lock()
         self._memo: dict[str, list[float]] | None = None
+        self._passages: dict[str, list[float]] | None = None
         self(".")  # the first embedding costs more: pay it when the model loads
 
     def __call__(self, text: str) -> Sequence[float]:
@@ -79,14 +76,13 @@ class E5Embedder:
         """A memory's ``passage:`` embedding of ``text`` (its start, as :meth:`__call__`):
         recall across languages (:mod:`memrecall.engine.scoring.passages`)."""
         text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
-        key = _PASSAGE_KEY + text
         with self._lock:
-            memo = self._memo
-            if memo is not None and key in memo:
-                return memo[key]
+            memo = self._passages
+            if memo is not None and text in memo:
+                return memo[text]
             vector = [float(x) for x in self._model.passage(text)]
             if memo is not None:
-                memo[key] = vector
+                memo[text] = vector
         return vector
 
     @contextlib.contextmanager
@@ -97,11 +93,11 @@ class E5Embedder:
         if self._memo is not None:
             yield
             return
-        self._memo = {}
+        self._memo, self._passages = {}, {}
         try:
             yield
         finally:
-            self._memo = None
+            self._memo = self._passages = None
 
 
 @contextlib.contextmanager
