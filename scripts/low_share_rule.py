@@ -11,7 +11,10 @@ least the reader bound, no kept memory is strong and the best kept coverage is u
 coverage bound. Printed per pair, for the blind sets' cases and for the corpus's own: the
 small-talk turns it would silence, the Recall@5 it would cost (summed over questions), the
 top-1 it would cost, and the questions it would leave with nothing. Measured for issue 18
-(docs/evaluation.md, blind set 26); the rule is not shipped.
+(docs/evaluation.md, blind set 26). One pair ships, in the reader's lean towards small talk
+(coverage under :attr:`~memrecall.engine.scoring.features.Params.low_share`, reader from
+:data:`~memrecall.engine.scoring.turn_semantic.LEAN`): the table is measured over what the
+shipped ranking keeps, so it shows what each pair would silence beyond that one.
 """
 
 from __future__ import annotations

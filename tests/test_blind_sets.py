@@ -46,11 +46,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-12": (47.5 / 50, 44 / 50, None, 1 / 13),
     },
     "set-13.json": {
-        "small-talk-heldout-13": (None, None, 39 / 45, None),
+        "small-talk-heldout-13": (None, None, 40 / 45, None),
         "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
     },
     "set-14.json": {
-        "small-talk-heldout-14": (None, None, 62 / 70, None),
+        "small-talk-heldout-14": (None, None, 65 / 70, None),
         "answerable-heldout-14": (40 / 50, 38 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },
@@ -59,7 +59,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-15": (48 / 50, 42 / 50, None, 1 / 12),
     },
     "set-16.json": {
-        "small-talk-heldout-16": (None, None, 70 / 80, None),
+        "small-talk-heldout-16": (None, None, 74 / 80, None),
         "answerable-heldout-16": (44 / 50, 43 / 50, None, 0.04),
     },
     "set-17.json": {
@@ -75,7 +75,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-19": (54.5 / 60, 45 / 60, None, 3 / 29),
     },
     "set-20.json": {
-        "small-talk-heldout-20": (None, None, 98 / 120, None),
+        "small-talk-heldout-20": (None, None, 105 / 120, None),
         "answerable-heldout-20": (78 / 80, 66 / 80, None, 3 / 31),
     },
     "set-21.json": {
@@ -83,7 +83,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-21": (77.5 / 80, 67 / 80, None, 1.0),
     },
     "set-22.json": {
-        "small-talk-heldout-22": (None, None, 98 / 111, None),
+        "small-talk-heldout-22": (None, None, 100 / 111, None),
         "answerable-heldout-22": (0.7927, 59 / 76, None, 0.0),
     },
     "set-23.json": {
@@ -95,15 +95,15 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-24": (0.775, 55 / 78, None, 0.0),
     },
     "set-25.json": {
-        "small-talk-heldout-25": (None, None, 81 / 92, None),
+        "small-talk-heldout-25": (None, None, 82 / 92, None),
         "answerable-heldout-25": (43.5 / 80, 39 / 80, None, 0.0),
     },
     "set-26.json": {
-        "small-talk-heldout-26": (None, None, 262 / 295, None),
+        "small-talk-heldout-26": (None, None, 266 / 295, None),
         "answerable-heldout-26": (150.5 / 199, 139 / 199, None, 2 / 37),
     },
     "set-27.json": {
-        "small-talk-heldout-27": (None, None, 216 / 257, None),
+        "small-talk-heldout-27": (None, None, 220 / 257, None),
         "answerable-heldout-27": (122 / 184, 103 / 184, None, 0.0),
     },
 }

@@ -122,6 +122,15 @@ def test_a_reading_follows_the_two_cutoffs(p: float, expected: Reading) -> None:
     # a plain cutoff under the cutoff: plain from the cutoff on, never plain without talk
     assert reading_of(p, 0.5, 0.3) is (Reading.PLAIN_TALK if p >= 0.5 else Reading.QUESTION)
     assert reading_of(p, 0.5, NEVER) is min(expected, Reading.TALK)
+    # a lean cutoff under the cutoff: leaning between the two, nothing else moves
+    leaning = Reading.LEANING if 0.4 <= p < 0.5 else expected
+    assert reading_of(p, 0.5, 0.9, 0.4) is leaning
+
+
+def test_a_lean_cutoff_reads_leaning_only_under_the_cutoff() -> None:
+    assert reading_of(0.45, 0.5, 0.9, 0.4) is Reading.LEANING
+    assert reading_of(0.39, 0.5, 0.9, 0.4) is Reading.QUESTION
+    assert reading_of(0.5, 0.5, 0.9, 0.4) is Reading.TALK
 
 
 def test_the_model_reads_a_turn_by_its_probability() -> None:
@@ -150,6 +159,63 @@ def test_small_talk_keeps_only_strong_memories() -> None:
     assert talk.rank(strong, 5) == work.rank(strong, 5) == [0]
 
 
+_WORDS = st.sampled_from(
+    "guest wi-fi password reception excel template claims home my sheet invoice backup"
+    " grafana vault details note".split()
+)
+_WORDS_OR_NOISE = _WORDS | st.sampled_from("tonight again maybe really quite lovely".split())
+
+
+def _lone_match(index: FieldedIndex, query: str) -> tuple[int, Judgement, float]:
+    """The one memory ``index`` ranks for ``query``: its position, judgement and coverage."""
+    ((doc, judgement),) = index.judge(query, 5)
+    (coverage,) = [m.coverage for m in index.matches(query) if m.index == doc]
+    return doc, judgement, coverage
+
+
+class Leaning:
+    """A reader that leans to call every turn small talk (under its cutoff)."""
+
+    def probability(self, text: str) -> float:
+        return 0.91
+
+    def is_talk(self, text: str) -> bool:
+        return False
+
+    def read(self, text: str) -> Reading:
+        return Reading.LEANING
+
+
+def test_a_lean_towards_talk_holds_back_weak_memories_that_explain_little() -> None:
+    lean = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=Leaning())
+    work = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=WORK)
+    # one word of a long turn: weak, and under a fifth of it
+    query = "is the old template broken again today or tomorrow evening"
+    doc, judgement, coverage = _lone_match(work, query)
+    assert judgement is Judgement.WEAK
+    assert coverage < work.params.low_share
+    assert lean.judge(query, 5) == []
+    assert lean.rank_and_fast(query, 5) == ([], [])
+    # the same word in a shorter turn explains more of it: it stays
+    short = "the excel template"
+    assert work.judge(short, 5) == [(doc, Judgement.WEAK)]
+    assert lean.judge(short, 5) == work.judge(short, 5)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(_WORDS_OR_NOISE, min_size=1, max_size=10).map(" ".join))
+def test_a_lean_keeps_every_judgement_unless_the_memories_hold_little(query: str) -> None:
+    pool = _pool()
+    lean = FieldedIndex.of(pool, thresholds=SPLIT, turns=Leaning()).judge(query, 5)
+    index = FieldedIndex.of(pool, thresholds=SPLIT, turns=WORK)
+    work = index.judge(query, 5)
+    matched = [m for m in index.matches(query) if m.judgement is not Judgement.NONE]
+    little = all(
+        m.judgement is not Judgement.STRONG and m.coverage < index.params.low_share for m in matched
+    )
+    assert lean == ([] if little else work)
+
+
 def test_a_turn_that_names_work_is_never_small_talk() -> None:
     talk = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=TALK)
     work = FieldedIndex.of(_pool(), thresholds=SPLIT, turns=WORK)
@@ -175,8 +241,7 @@ def test_plain_small_talk_holds_back_a_memory_that_explains_little_of_it() -> No
     work = FieldedIndex.of(_pool(), thresholds=LOW, turns=WORK)
     # one rare word of many: strong by these thresholds, under a third of the turn
     query = "guest password for my cat tonight"
-    ((doc, judgement),) = work.judge(query, 5)
-    (coverage,) = [m.coverage for m in work.matches(query) if m.index == doc]
+    doc, judgement, coverage = _lone_match(work, query)
     assert judgement is Judgement.STRONG
     assert coverage < work.params.talk_share
     assert talk.judge(query, 5) == [(doc, Judgement.STRONG)]  # small talk, not plain
@@ -217,12 +282,6 @@ def test_the_fast_result_and_the_ranking_agree_on_what_explains_the_turn() -> No
     assert coverage[1] >= plain.params.talk_share > max(coverage[0], coverage[2])
     assert plain.judge(query, 5)[:2] == [(0, Judgement.STRONG), (2, Judgement.STRONG)]
     assert plain.fast(query) == plain.rank_and_fast(query, 5)[1] == [0]
-
-
-_WORDS = st.sampled_from(
-    "guest wi-fi password reception excel template claims home my sheet invoice backup"
-    " grafana vault details note".split()
-)
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)

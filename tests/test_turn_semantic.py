@@ -11,6 +11,7 @@ import pytest
 
 from memrecall.engine.scoring.turn_model import Reading, TurnModel
 from memrecall.engine.scoring.turn_semantic import (
+    LEAN,
     SemanticTurns,
     SemanticWeights,
     decode_weights,
@@ -52,6 +53,19 @@ def test_the_reading_follows_both_cutoffs_of_the_weights() -> None:
         vectors.__getitem__,
     )
     assert unmarked.read("plain") is Reading.TALK
+
+
+def test_under_the_cutoff_from_the_lean_cutoff_the_reader_leans_to_talk() -> None:
+    weights = SemanticWeights(weights=[1.0], lexical=0.0, bias=0.0, cutoff=0.99)
+    z = math.log(LEAN / (1 - LEAN))
+    vectors = {"under": [z - 0.01], "at": [z + 1e-9], "talk": [6.0]}
+    reader = SemanticTurns(weights, LEXICAL, vectors.__getitem__)
+    assert reader.read("under") is Reading.QUESTION
+    assert reader.read("at") is Reading.LEANING
+    assert not reader.is_talk("at")  # leaning is no confident reading
+    assert reader.read("talk") is Reading.TALK
+    # the shipped weights leave the lean its band (it was chosen under their cutoff)
+    assert semantic_weights().cutoff > LEAN
 
 
 def test_a_failing_embedder_leaves_the_reading_to_the_lexical_model() -> None:

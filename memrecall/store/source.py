@@ -56,7 +56,7 @@ from memrecall.engine.scoring.time_rules import (
     unclear,
     with_update,
 )
-from memrecall.engine.scoring.turn_judgement import explains_turn, in_turn
+from memrecall.engine.scoring.turn_judgement import explains_turn, holds_little, in_turn
 from memrecall.engine.scoring.turn_model import Reading, read_turn
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
@@ -300,6 +300,7 @@ class StoreRanker:
             talk_share=params.talk_share,
             # judged over every ranked memory, as FieldedIndex._ranked judges it
             explained=explains_turn([(c, j) for _, c, j in every], params.talk_share),
+            little=holds_little([(c, j) for _, c, j in every], params.low_share),
             let_through=None if limited is None else let_through,
             # a lone bigram may be a piece of a longer word: nothing is strong for it
             older=docs if lone is not None and lone.kind != "word" else stale,

@@ -109,6 +109,10 @@ class Params:
     the share of the turn's weight a memory must match to stay strong: a memory that
     explains less of it shares a word with the turn, not its subject ("reverse a string in
     *python*", "my *Netflix password*"), and is judged weak, so held back."""
+    low_share: float = 0.18
+    """On a turn the reader leans to call small talk
+    (:attr:`~memrecall.engine.scoring.turn_model.Reading.LEANING`), weak memories are held
+    back when no memory ranked for it is strong and none explains this share of it."""
 
 
 class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):

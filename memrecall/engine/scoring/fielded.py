@@ -95,6 +95,9 @@ Rules about what a query is (issue 18, continued):
   by documents judged strong. On plain small talk (at least its second cutoff, ``plain``) a
   strong document must also explain :attr:`Params.talk_share` of the turn, unless another
   document does ("reverse a string in *python*" is not about the Python versions memory).
+  On a turn the semantic reader only leans to call small talk (from its ``LEAN``, under the
+  cutoff), documents judged weak are held back when none ranked is strong and none explains
+  :attr:`Params.low_share` of the turn.
 * **Vietnamese syllables.** Two adjacent words of Vietnamese text are a term of their own
   (:func:`~memrecall.engine.scoring.analysis.syllable_pairs`, kind ``id``: ``mật khẩu`` is
   ``mat_khau``), and a document that a Vietnamese query matches only by single syllables,
@@ -198,7 +201,7 @@ from memrecall.engine.scoring.time_rules import (
     with_update,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
-from memrecall.engine.scoring.turn_judgement import explains_turn, in_turn
+from memrecall.engine.scoring.turn_judgement import explains_turn, holds_little, in_turn
 from memrecall.engine.scoring.turn_model import Reading, default_model, read_turn
 from memrecall.engine.scoring.turn_semantic import SemanticTurns, TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
@@ -821,6 +824,7 @@ class FieldedIndex:
             read=reading,
             talk_share=talk_share,
             explained=explains_turn([(c, j) for _, c, j in every], talk_share),
+            little=holds_little([(c, j) for _, c, j in every], self.params.low_share),
             let_through=None if limited is None else let_through,
             older=successor.keys() | stale,
         )

@@ -119,9 +119,14 @@ class Reading(enum.IntEnum):
 
     QUESTION = 0
     """Not confidently small talk: every judgement stands."""
-    TALK = 1
+    LEANING = 1
+    """Probably small talk, under the reader's cutoff (at least a reader's ``lean`` cutoff:
+    the semantic reader's :data:`~memrecall.engine.scoring.turn_semantic.LEAN`; the lexical
+    model has none): weak memories are held back when none ranked for the turn is strong
+    and none explains :attr:`~memrecall.engine.scoring.features.Params.low_share` of it."""
+    TALK = 2
     """Small talk (at least the reader's cutoff): weak memories are held back."""
-    PLAIN_TALK = 2
+    PLAIN_TALK = 3
     """Small talk beyond doubt (at least the reader's ``plain`` cutoff, which reads half as
     many workplace questions as talk): a strong memory must also explain a share of the
     turn (:attr:`~memrecall.engine.scoring.features.Params.talk_share`), not one word of it."""
@@ -131,11 +136,14 @@ NEVER = 2.0
 """A cutoff no probability reaches (a model file without a ``plain`` cutoff)."""
 
 
-def reading_of(p: float, cutoff: float, plain: float) -> Reading:
-    """The reading of probability ``p`` under the two cutoffs."""
+def reading_of(p: float, cutoff: float, plain: float, lean: float = NEVER) -> Reading:
+    """The reading of probability ``p`` under the cutoffs (``lean`` under ``cutoff``, or
+    :data:`NEVER`)."""
     if p >= max(cutoff, plain):
         return Reading.PLAIN_TALK
-    return Reading.TALK if p >= cutoff else Reading.QUESTION
+    if p >= cutoff:
+        return Reading.TALK
+    return Reading.LEANING if p >= lean else Reading.QUESTION
 
 
 class TurnModel:
