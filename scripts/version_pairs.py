@@ -149,9 +149,11 @@ def _embedded_pairs(documents: Sequence[MemoryDocument]) -> EmbeddedPairs:
 
 def ranking() -> list[str]:
     """Lines: per set (and the corpus), the top-1 of each slice the rule moves, then each
-    question whose first memory changes."""
+    question whose first memory changes. Registers the variant as a scorer of this process
+    (``evaluate`` takes scorers by name)."""
     SCORERS["passages-pairs"] = _embedded_pairs
-    names = ["corpus", *(p.name for p in sorted((FIXTURES / "blind").glob("set-*.json")))]
+    sets = sorted((FIXTURES / "blind").glob("set-*.json"), key=lambda p: int(p.stem[4:]))
+    names = ["corpus", *(p.name for p in sets)]
     slices, cases = [], []
     for name in names:
         extra = (
