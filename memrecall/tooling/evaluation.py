@@ -37,6 +37,7 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.reference import ReferenceIndex
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources.turn_reader import (
+    background_passage_embedder,
     default_turns,
     describe,
     passage_embedder,
@@ -92,13 +93,16 @@ ScorerFactory = Callable[[Sequence[MemoryDocument]], Ranker]
 """Builds a scorer over a pool of documents (input order = pool order)."""
 
 SCORERS: dict[str, ScorerFactory] = {
+    # as the catalog ranks once its passages are in (MEMRECALL_PASSAGES unset)
     "fielded": lambda documents: FieldedIndex.of(
-        documents, turns=default_turns(), passage=passage_embedder()
+        documents, turns=default_turns(), passage=background_passage_embedder()
     ),
-    # fielded with every memory's passage embedded (MEMRECALL_PASSAGES=on in a runtime)
+    # fielded with every memory's passage embedded, whatever MEMRECALL_PASSAGES says
     "passages": lambda documents: FieldedIndex.of(
         documents, turns=default_turns(), passage=passage_embedder(wanted=True)
     ),
+    # fielded by the words alone (MEMRECALL_PASSAGES=off, or no semantic reader)
+    "words": lambda documents: FieldedIndex.of(documents, turns=default_turns()),
     "reference": ReferenceIndex.of,
     "bm25": BM25Index.of,
     "frozen": FrozenIndex,

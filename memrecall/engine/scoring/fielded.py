@@ -146,7 +146,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 import attrs
@@ -169,7 +168,13 @@ from memrecall.engine.scoring.features import (
 )
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
-from memrecall.engine.scoring.passages import PassageEmbedder, fused, nearest, unpack
+from memrecall.engine.scoring.passages import (
+    NEAREST_CHARS,
+    PassageEmbedder,
+    PassageMatrix,
+    fused,
+    unpack,
+)
 from memrecall.engine.scoring.pool import (
     TERM_CACHE,
     FieldedPool,
@@ -203,7 +208,7 @@ from memrecall.engine.scoring.time_rules import (
 from memrecall.engine.scoring.time_rules import similarity as alike
 from memrecall.engine.scoring.turn_judgement import explains_turn, holds_little, in_turn
 from memrecall.engine.scoring.turn_model import Reading, default_model, read_turn
-from memrecall.engine.scoring.turn_semantic import SemanticTurns, TurnReader
+from memrecall.engine.scoring.turn_semantic import OnceEmbedded, SemanticTurns, TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.engine.scoring.variants import index_terms, is_variant
 from memrecall.events.documents import MemoryDocument
@@ -385,7 +390,7 @@ class FieldedIndex:
         self._prior = FreshnessPrior(self._mtimes, newest, p.freshness, half_life)
         self._subjects: dict[int, tuple[frozenset[str], float]] = {}
         self._later: dict[int, tuple[int, ...]] = {}
-        self._vectors: tuple[array[float] | None, ...] | None = None
+        self._matrix: PassageMatrix | None = None
         self._passages = False
 
     def _drop_cycles(self) -> None:
@@ -705,11 +710,13 @@ class FieldedIndex:
         *,
         floor: bool,
         keep_none: bool = False,
+        turns: TurnReader | None = None,
     ) -> list[Match]:
         """Matches best first; with ``floor``, only those that can be judged weak or better.
 
         ``keep_none`` keeps documents judged ``none`` among the first ``limit`` (so
-        callers can derive several answers from one pass).
+        callers can derive several answers from one pass); ``turns`` reads the turn
+        instead of :attr:`turns` (one call's reader: :meth:`_one_turn`).
         """
         scores, mass, terms, pasted = self._scored(query, floor=floor)
         if not scores:
@@ -766,7 +773,8 @@ class FieldedIndex:
 
         # what the turn reader makes of the turn (turn_judgement: read once, when needed)
         def reading() -> Reading:
-            return Reading.QUESTION if pasted else read_turn(self.turns, query, words)
+            reader = self.turns if turns is None else turns
+            return Reading.QUESTION if pasted else read_turn(reader, query, words)
 
         let_through: set[int] = set()
         for kind, term in limited or ():
@@ -997,9 +1005,10 @@ class FieldedIndex:
         """Indices of the best ``limit`` documents judged at least weak, best first, the
         first one's newest update right after it (before it when a newer one outranked the
         first for this query: :meth:`_with_update`)."""
-        kept = self._ranked(query, exclude, limit, floor=True)
+        turns, once = self._one_turn()
+        kept = self._ranked(query, exclude, limit, floor=True, turns=turns)
         return self._nearest_too(
-            query, kept, self._with_update(kept, exclude, limit), exclude, limit
+            query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
 
     def _holders(self, term: str) -> set[int]:
@@ -1094,12 +1103,24 @@ class FieldedIndex:
         self, query: str, limit: int, *, exclude: Collection[int] = ()
     ) -> tuple[list[int], list[int]]:
         """``rank(query, limit)`` and ``fast(query)`` from one scoring pass."""
-        ranked = self._ranked(query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True)
+        turns, once = self._one_turn()
+        ranked = self._ranked(
+            query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True, turns=turns
+        )
         kept = [m for m in ranked[:limit] if m.judgement is not Judgement.NONE]
         ranking = self._nearest_too(
-            query, kept, self._with_update(kept, exclude, limit), exclude, limit
+            query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
         return ranking, self._fast_of(ranked[:MAX_FAST_DOCS], query)
+
+    def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
+        """The reader of one ranking call, and its embedder: where the passages take part,
+        the semantic reader over an :class:`OnceEmbedded`, so that reading the turn and
+        finding the memories nearest it embed the turn once; else the index's reader."""
+        turns = self._turns
+        if not self._passages or not isinstance(turns, SemanticTurns):
+            return None, None
+        return turns.for_one_turn()
 
     def _nearest_too(
         self,
@@ -1108,32 +1129,43 @@ class FieldedIndex:
         ranking: list[int],
         exclude: Collection[int],
         limit: int,
+        *,
+        once: OnceEmbedded | None,
     ) -> list[int]:
         """``ranking`` (the lexical one, updates placed) with the places after its first
         memory shared with the memories whose passage embedding is nearest the turn's
         (:func:`~memrecall.engine.scoring.passages.fused`), where the index was made with the
-        semantic turn reader and documents analysed with a passage embedder; an update placed
-        next to the first keeps its place too."""
-        turns = self._turns
-        if not ranking or not self._passages or not isinstance(turns, SemanticTurns):
+        semantic turn reader and documents analysed with a passage embedder (``once``, the
+        call's embedder); an update placed next to the first keeps its place too.
+
+        A paste is left to its words (its rarest terms name what failed; embedding a
+        thousand characters costs a quarter of a second), and a turn the reader did not
+        embed is embedded from its first :data:`NEAREST_CHARS` characters."""
+        if once is None or not ranking:
             return ranking
-        vectors = self._passage_vectors()
-        if not any(v is not None for v in vectors):
+        matrix = self._passage_matrix()
+        if not matrix or self.query_terms(query)[2]:
             return ranking
         try:
-            turn = turns.embed(query)
+            turn = once.vector if once.vector is not None else once(query[:NEAREST_CHARS])
         except Exception:  # the host's embedder failed: the words' ranking stands
             return ranking
         fixed = 1 if ranking[:2] == [m.index for m in kept[:2]] else 2
-        return fused(ranking, nearest(turn, vectors, exclude=exclude), limit, fixed=fixed)
+        return fused(ranking, matrix.nearest(turn, exclude=exclude), limit, fixed=fixed)
 
-    def _passage_vectors(self) -> tuple[array[float] | None, ...]:
+    def passage(self, position: int) -> tuple[float, ...] | None:
+        """The passage embedding of the document at ``position`` (None: it has none, or
+        none yet: :mod:`~memrecall.engine.scoring.passages`)."""
+        vector = unpack(features_in(self._doc_features, self._keys_order[position]).passage)
+        return None if vector is None else tuple(vector)
+
+    def _passage_matrix(self) -> PassageMatrix:
         """Each position's passage embedding (None where its document has none), unpacked
         the first time a turn needs them."""
-        vectors = self._vectors
-        if vectors is None:
+        matrix = self._matrix
+        if matrix is None:
             store = self._doc_features
-            vectors = self._vectors = tuple(
-                unpack(features_in(store, key).passage) for key in self._keys_order
+            matrix = self._matrix = PassageMatrix(
+                [unpack(features_in(store, key).passage) for key in self._keys_order]
             )
-        return vectors
+        return matrix

@@ -15,13 +15,22 @@ from __future__ import annotations
 import operator
 from array import array
 from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+try:
+    import numpy
+except ImportError:  # numpy comes with the bundled model; elsewhere: one by one
+    numpy = None  # type: ignore[assignment]
 
 __all__ = [
     "FIXED",
+    "NEAREST_CHARS",
     "PASSAGE_CHARS",
+    "QUANTUM",
     "RRF_K",
     "SEMANTIC_DEPTH",
     "PassageEmbedder",
+    "PassageMatrix",
     "fused",
     "nearest",
     "pack",
@@ -44,6 +53,15 @@ RRF_K = 5.0
 
 SEMANTIC_DEPTH = 20
 """How many of the memories nearest the turn compete for the places after the first."""
+
+NEAREST_CHARS = 200
+"""How much of a turn is embedded to find the memories nearest it, when the turn reader has
+not embedded it already (embedding costs about a tenth of a millisecond per character on
+one core, and the fast result waits for it)."""
+
+QUANTUM = 1e-9
+"""Cosines are compared rounded to this step, so that the order of the nearest memories does
+not depend on how a processor sums a product (ties go by position)."""
 
 
 def passage_text(title: str, description: str, body: str) -> str:
@@ -74,16 +92,59 @@ def nearest(
     depth: int = SEMANTIC_DEPTH,
 ) -> list[int]:
     """The positions of the ``depth`` memories whose passage is nearest ``turn`` (dot
-    product, both unit length), nearest first, ties by position; memories without a vector
-    of the turn's length, and ``exclude``, take no part."""
+    product, both unit length, compared at :data:`QUANTUM`), nearest first, ties by
+    position; memories without a vector of the turn's length, and ``exclude``, take no
+    part."""
     size = len(turn)
     scored = [
-        (-sum(map(operator.mul, turn, vector)), i)
+        (-round(sum(map(operator.mul, turn, vector)) / QUANTUM), i)
         for i, vector in enumerate(vectors)
         if vector is not None and len(vector) == size and i not in exclude
     ]
     scored.sort()
     return [i for _, i in scored[:depth]]
+
+
+class PassageMatrix:
+    """A pool's passage vectors, compared with a turn in one matrix product where numpy is
+    installed (it comes with the bundled model), else one by one (:func:`nearest`); both
+    give the same positions."""
+
+    def __init__(self, vectors: Sequence[array[float] | None]) -> None:
+        self._vectors = vectors
+        sizes = {len(v) for v in vectors if v is not None}
+        self.size = max(sizes) if len(sizes) == 1 else 0
+        """The vectors' length (0: none, or of several lengths: compared one by one)."""
+        self._rows: Any = None
+        self._matrix: Any = None
+        if numpy is not None and self.size:
+            rows = [i for i, v in enumerate(vectors) if v is not None]
+            blob = b"".join(vectors[i].tobytes() for i in rows)  # type: ignore[union-attr]
+            self._rows = numpy.array(rows, dtype=numpy.int64)
+            matrix = numpy.frombuffer(blob, dtype=numpy.float32).reshape(len(rows), self.size)
+            self._matrix = matrix.astype(numpy.float64)
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in self._vectors)
+
+    def nearest(
+        self, turn: Sequence[float], *, exclude: Collection[int] = (), depth: int = SEMANTIC_DEPTH
+    ) -> list[int]:
+        """:func:`nearest` over the pool's vectors."""
+        if self._matrix is None:
+            return nearest(turn, self._vectors, exclude=exclude, depth=depth)
+        if len(turn) != self.size:
+            return []
+        scores = self._matrix @ numpy.asarray(turn, dtype=numpy.float64)
+        keys = numpy.rint(scores / QUANTUM)
+        order = numpy.lexsort((self._rows, -keys))
+        found: list[int] = []
+        for position in self._rows[order].tolist():
+            if position not in exclude:
+                found.append(position)
+                if len(found) == depth:
+                    break
+        return found
 
 
 def fused(

@@ -431,6 +431,18 @@ class FieldedPool:
                 found.setdefault(old, set()).add(new)
         return found
 
+    def set_passage(self, key: int, passage: bytes) -> bool:
+        """Give the document under ``key`` its passage embedding (packed; see
+        :mod:`~memrecall.engine.scoring.passages`), embedded after it was analysed. Its
+        words are untouched. False when no document is under ``key``."""
+        features = self.get(key)
+        if features is None:
+            return False
+        self._unshare()
+        self._own("_features")
+        self._features[key] = msgspec.structs.replace(features, passage=passage)
+        return True
+
     def remove(self, key: int) -> None:
         """Drop the document under ``key`` (no-op when absent); unused terms leave."""
         features = self.get(key)

@@ -31,6 +31,7 @@ __all__ = [
     "LEAN",
     "SEMANTIC_FILE",
     "Embedder",
+    "OnceEmbedded",
     "SemanticTurns",
     "SemanticWeights",
     "TurnReader",
@@ -129,6 +130,28 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return math.fsum(map(operator.mul, a, b))
 
 
+class OnceEmbedded:
+    """An embedder for one ranking call: the turn it embeds first is embedded once, and
+    kept only as long as this object (the reader and the passages' ranking of one turn
+    share it; nothing of a turn outlives its call)."""
+
+    __slots__ = ("_embed", "text", "vector")
+
+    def __init__(self, embed: Embedder) -> None:
+        self._embed = embed
+        self.text: str | None = None
+        self.vector: Sequence[float] | None = None
+        """The embedding of :attr:`text`, once embedded."""
+
+    def __call__(self, text: str) -> Sequence[float]:
+        if self.vector is not None and text == self.text:
+            return self.vector
+        vector = self._embed(text)
+        if self.vector is None:
+            self.text, self.vector = text, vector
+        return vector
+
+
 class SemanticTurns:
     """``P(small talk) = σ(score(e, logit(lexical model's P)))``, where ``e`` is the turn's
     embedding and the score is :meth:`SemanticWeights.score` (linear: ``bias + Σ wᵢ·eᵢ +
@@ -143,6 +166,12 @@ class SemanticTurns:
         self.embed = embed
         self.cutoff = weights.cutoff
         """The probability from which the ranking holds weak memories back."""
+
+    def for_one_turn(self) -> tuple[SemanticTurns, OnceEmbedded]:
+        """This reader over an :class:`OnceEmbedded` embedder (for one ranking call), and
+        that embedder."""
+        once = OnceEmbedded(self.embed)
+        return SemanticTurns(self.weights, self.lexical_model, once), once
 
     def probability(self, text: str) -> float:
         """How likely ``text`` is small talk, 0 to 1 (``ValueError`` when the embedder gives

@@ -30,7 +30,9 @@ from memrecall.engine.scoring.catalog_index import (
     field_texts,
 )
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, FieldedPool
+from memrecall.engine.scoring.passages import passage_text
 from memrecall.engine.scoring.reference import DocumentFields
+from memrecall.engine.scoring.text import body_text
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
 from memrecall.sources.catalog.documents import (
@@ -58,7 +60,7 @@ from memrecall.sources.scanner import (
     read_topic_file,
 )
 from memrecall.sources.source import ScorerName, Snapshot
-from memrecall.sources.turn_reader import default_turns, passage_embedder
+from memrecall.sources.turn_reader import background_passage_embedder, default_turns
 
 __all__ = ["CatalogEntries"]
 
@@ -71,6 +73,10 @@ _ADOPT_CHUNK = 512
 
 Key = tuple[int, str]
 """An entry's key: ``(root index, path)``."""
+
+_GENERATIONS = itertools.count()
+"""Each analysis of a document that leaves its passage to embed takes the next number (for
+the whole process: a catalog that starts again never reuses one)."""
 
 
 def _postings(stored: StoredPostings) -> dict[str, Slots]:
@@ -142,6 +148,9 @@ class CatalogEntries:
         self._maps_shared = False
         self._loaded_keys: set[Key] = set()
         self._reread_keys: set[Key] = set()
+        self._unembedded: dict[int, int] = {}
+        """Slots whose document's passage is still to be embedded (``fielded`` with a
+        passage embedder), each with the generation of its analysis."""
 
     def stored(self) -> StoredCatalog:
         """The entries, documents and scorer's index as the file keeps them (the caller
@@ -167,6 +176,7 @@ class CatalogEntries:
             postings=postings,
             pool=self._pool.image() if fielded else None,
             recency=list(map(SLOT, self._recency)) if fielded else [],
+            unembedded=sorted(self._unembedded),
         )
 
     def _entry_keys_in_order(self) -> list[Key]:
@@ -304,10 +314,11 @@ class CatalogEntries:
             entry.slot = slot if slot >= 0 else self._allocate()
             entry.kind, entry.mtime = document.type, document.mtime
             if self.scorer == "fielded":
-                features = DocumentFeatures.of(
-                    document, checkpoint=pacing.checkpoint, passage=passage_embedder()
-                )
+                # the words now; the passage after the snapshot is out (passage_filler)
+                features = DocumentFeatures.of(document, checkpoint=pacing.checkpoint)
                 self._index_slot(entry.slot, None, features)
+                if background_passage_embedder() is not None:
+                    self._unembedded[entry.slot] = next(_GENERATIONS)
             else:
                 self._index_slot(entry.slot, field_texts(DocumentFields.of(document)), None)
             self._docs[entry.slot] = document
@@ -334,6 +345,7 @@ class CatalogEntries:
         assert entry.kind is not None
         self._map_slot(entry.slot, entry.path, entry.kind, add=False)
         self._docs[entry.slot] = None
+        self._unembedded.pop(entry.slot, None)
         if keep_slot:
             return entry.slot
         self._index_slot(entry.slot, None, None)
@@ -444,7 +456,7 @@ class CatalogEntries:
                 slots,
                 checkpoint=pacing.checkpoint,
                 turns=default_turns(),
-                passages=passage_embedder() is not None,
+                passages=background_passage_embedder() is not None,
             )
             recency = list(map(SLOT, self._recency))
             lookups = Lookups(slots, recency, self._by_path)
@@ -458,6 +470,41 @@ class CatalogEntries:
             by_path=self._by_path,
         )
         return Snapshot(documents, index, tuple(diagnostics), preparer=index)
+
+    @property
+    def unembedded(self) -> int:
+        """How many documents' passages are still to be embedded."""
+        return len(self._unembedded)
+
+    def passages_to_embed(self, limit: int) -> list[tuple[int, int, str]]:
+        """Up to ``limit`` documents whose passage is still to be embedded: ``(slot,
+        generation, passage text)``, in recall order (what is recalled first, first)."""
+        if not self._unembedded:
+            return []
+        todo = []
+        for key in self._sorted_order():
+            slot = SLOT(key)
+            generation = self._unembedded.get(slot)
+            if generation is None:
+                continue
+            document = self.document(slot)
+            text = passage_text(document.title, document.description, body_text(document.body))
+            todo.append((slot, generation, text))
+            if len(todo) == limit:
+                break
+        return todo
+
+    def set_passages(self, embedded: Iterable[tuple[int, int, bytes]]) -> bool:
+        """Store passages embedded from :meth:`passages_to_embed` (an empty one: the
+        embedder failed, and the memory is ranked by its words). One whose document was
+        analysed again since is dropped. True if any was stored."""
+        stored = False
+        for slot, generation, passage in embedded:
+            if self._unembedded.get(slot) != generation:
+                continue
+            del self._unembedded[slot]
+            stored |= self._pool.set_passage(slot, passage)
+        return stored
 
     def settle_links(self, roots: Sequence[Root]) -> bool:
         """Hard links, as the scanner treats them: of the entries sharing a ``(device, inode)``,
@@ -578,5 +625,8 @@ class CatalogEntries:
         if fielded:
             self._recency = sorted(map(recency_key, self._order))
         self._free = [slot for slot in range(capacity) if docs[slot] is None]
+        if any(not 0 <= slot < capacity or docs[slot] is None for slot in stored.unembedded):
+            raise ValueError("a passage to embed for a slot without a document")
+        self._unembedded = {slot: next(_GENERATIONS) for slot in stored.unembedded}
         self.stats.loaded = len(self.entries)
         self._loaded_keys = set(self.entries)

@@ -69,7 +69,7 @@ from memrecall.sources.catalog.order import Lookups
 from memrecall.sources.catalog.store import ListedEntry, StoredCatalog
 from memrecall.sources.scanner import Diagnostic, Root, read_topic_file, root_check
 from memrecall.sources.source import Snapshot
-from memrecall.sources.turn_reader import default_turns, passage_embedder
+from memrecall.sources.turn_reader import background_passage_embedder, default_turns
 
 __all__ = ["MAX_REREAD", "QuickContext", "QuickStart", "quick_start"]
 
@@ -284,7 +284,7 @@ def quick_start(context: QuickContext, stored: StoredCatalog) -> QuickStart | No
         slots,
         checkpoint=checkpoint,
         turns=default_turns(),
-        passages=passage_embedder() is not None,
+        passages=background_passage_embedder() is not None,
     )
     paths = view.paths[:recalled]
     lookups = Lookups(

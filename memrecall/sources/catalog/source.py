@@ -60,7 +60,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 import msgspec
@@ -78,6 +78,7 @@ from memrecall.sources.catalog.listing import (
 )
 from memrecall.sources.catalog.listing import Listing as _Listing
 from memrecall.sources.catalog.listing import diagnostic_of as _diagnostic
+from memrecall.sources.catalog.passage_filler import Embedded, PassageFiller, ToEmbed
 from memrecall.sources.catalog.quick import QuickContext, quick_start
 from memrecall.sources.catalog.stats import CatalogStats
 from memrecall.sources.catalog.store import (
@@ -104,7 +105,7 @@ from memrecall.sources.scanner import (
     root_check,
 )
 from memrecall.sources.source import ScorerName, Snapshot
-from memrecall.sources.turn_reader import default_turns
+from memrecall.sources.turn_reader import background_passage_embedder, default_turns
 
 __all__ = ["SUSPECT_NS", "CatalogSource", "CatalogStats"]
 
@@ -183,6 +184,9 @@ class CatalogSource:
         self._loaded = self._cache_path is None
         self._changed_since_save = False
         self._closed = False
+        self._filler = PassageFiller(
+            self._passages_to_embed, self._store_passages, background_passage_embedder
+        )
 
     # -- public ---------------------------------------------------------------------------
 
@@ -192,30 +196,78 @@ class CatalogSource:
         return self._cache_path
 
     def snapshot(self) -> Snapshot:
-        """Documents, ranker and diagnostics as a full scan would give them now."""
+        """Documents, ranker and diagnostics as a full scan would give them now (the
+        passages still to embed are embedded after it, in the background:
+        :mod:`~memrecall.sources.catalog.passage_filler`)."""
         with self._lock, _collector_paused():
-            if not self._loaded:
-                self._loaded = True
-                stored = self._read_file()
-                if stored is not None and self._start_quickly(stored):
-                    assert self._snapshot is not None
+            snapshot = self._current(adopt=False)
+            unembedded = self._unembedded()
+        if unembedded:
+            self._filler.wake()
+        return snapshot
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every passage the last snapshot left is embedded and published (the
+        steady state: tests, tools); False if ``timeout`` (seconds) passed first."""
+        return self._filler.settle(timeout)
+
+    def _current(self, *, adopt: bool) -> Snapshot:
+        """The body of :meth:`snapshot`, under the lock; ``adopt``: take over a quickly
+        started file's entries even when nothing changed."""
+        if not self._loaded:
+            self._loaded = True
+            stored = self._read_file()
+            if stored is not None and self._start_quickly(stored):
+                assert self._snapshot is not None
+                if not adopt:
                     return self._snapshot
-                if stored is not None and self._load(stored):
-                    self._refresh()
-                    self._files.report_stale()
-            changes = None
+            elif stored is not None and self._load(stored):
+                self._refresh()
+                self._files.report_stale()
+        changes = None
+        if self._pending is not None:
+            changes = self._feed.drain(self._listings)
+            if not adopt and changes.empty and all(s.watched and not s.resync for s in self._state):
+                assert self._snapshot is not None
+                return self._snapshot  # nothing changed since the quick start
+            self._complete_start()
+        changed = self._refresh(changes)
+        if changed or self._snapshot is None:
+            self._publish()
+        assert self._snapshot is not None
+        return self._snapshot
+
+    def _publish(self) -> None:
+        self._snapshot = self._files.publish(
+            d for state in self._state for d in state.listing_diagnostics
+        )
+
+    # -- passages (recall across languages) ---------------------------------------------
+
+    def _unembedded(self) -> int:
+        """How many passages are still to embed (a quickly started file's, as saved)."""
+        if self._closed:
+            return 0
+        if self._pending is not None:
+            return len(self._pending.unembedded)
+        return self._files.unembedded
+
+    def _passages_to_embed(self, limit: int) -> list[ToEmbed]:
+        with self._lock, _collector_paused():
+            if not self._unembedded():
+                return []
             if self._pending is not None:
-                changes = self._feed.drain(self._listings)
-                if changes.empty and all(s.watched and not s.resync for s in self._state):
-                    assert self._snapshot is not None
-                    return self._snapshot  # nothing changed since the quick start
-                self._complete_start()
-            changed = self._refresh(changes)
-            if changed or self._snapshot is None:
-                self._snapshot = self._files.publish(
-                    d for state in self._state for d in state.listing_diagnostics
-                )
-            return self._snapshot
+                self._current(adopt=True)
+            return self._files.passages_to_embed(limit)
+
+    def _store_passages(self, embedded: Sequence[Embedded]) -> None:
+        with self._lock, _collector_paused():
+            if self._closed or not self._files.set_passages(embedded):
+                return
+            self.stats.embedded += sum(1 for item in embedded if item[2])
+            self._changed_since_save = True
+            if self._snapshot is not None:
+                self._publish()
 
     def preload(self) -> None:
         """Load the cache file and validate it against the tree now (in a worker thread,
@@ -240,7 +292,9 @@ class CatalogSource:
             return self._save()
 
     def close(self) -> None:
-        """Save if anything changed, and release the inotify instance (idempotent)."""
+        """Stop embedding passages, save if anything changed, and release the inotify
+        instance (idempotent)."""
+        self._filler.close()
         with self._lock:
             if self._closed:
                 return

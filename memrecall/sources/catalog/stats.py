@@ -21,5 +21,7 @@ class CatalogStats:
     loaded: int = 0
     stale_on_load: int = 0
     load_problem: str | None = None
+    embedded: int = 0
+    """Passages embedded after a snapshot (:mod:`~memrecall.sources.catalog.passage_filler`)."""
     quick_start: bool = False
     """The first snapshot came straight from the catalog file (nothing had changed)."""

@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 MAGIC: Final = b"memrecall-catalog\n"
-FORMAT_VERSION: Final = 5
+FORMAT_VERSION: Final = 6
 
 
 class ListedEntry(msgspec.Struct, array_like=True, gc=False, frozen=True):
@@ -149,6 +149,9 @@ class StoredCatalog(msgspec.Struct):
     fingerprint: str = ""
     follow_links: bool = False
     scorer: str = "reference"
+    unembedded: list[int] = msgspec.field(default_factory=list)
+    """Slots whose document's passage was still to be embedded when the file was written
+    (``fielded`` with a passage embedder: :mod:`~memrecall.sources.catalog.passage_filler`)."""
 
 
 class CacheLocation(enum.Enum):
@@ -199,7 +202,7 @@ def code_fingerprint() -> str:
     """A digest of the package version and of the source of :data:`FINGERPRINTED`, and
     whether documents carry passage embeddings
     (:func:`~memrecall.sources.turn_reader.passage_mode`)."""
-    return f"{_code_digest()}/{passage_mode()}"
+    return f"{_code_digest()}/{passage_mode(background=True)}"
 
 
 @functools.cache
@@ -238,6 +241,9 @@ class _CatalogFile(msgspec.Struct):
     fingerprint: str = ""
     follow_links: bool = False
     scorer: str = "reference"
+    unembedded: list[int] = msgspec.field(default_factory=list)
+    """Slots whose document's passage was still to be embedded when the file was written
+    (``fielded`` with a passage embedder: :mod:`~memrecall.sources.catalog.passage_filler`)."""
 
 
 DECODE_CHUNK: Final = ENTRY_CHUNK
@@ -247,7 +253,17 @@ _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(_CatalogFile)
 
 
-_SHARED = ("roots", "listings", "fields", "postings", "pool", "recency", "follow_links", "scorer")
+_SHARED = (
+    "roots",
+    "listings",
+    "fields",
+    "postings",
+    "pool",
+    "recency",
+    "follow_links",
+    "scorer",
+    "unembedded",
+)
 """The fields :class:`StoredCatalog` and the file's payload hold alike."""
 
 
