@@ -21,39 +21,39 @@ FIXTURES = Path(__file__).parent / "fixtures"
 FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, float | None]]] = {
     "set-5.json": {
         "small-talk-heldout-5": (None, None, 43 / 48, None),
-        "answerable-heldout-5": (26 / 30, 25 / 30, None, None),
-        "recency-heldout": (0.525, 4 / 20, None, 3 / 20),
+        "answerable-heldout-5": (0.9, 25 / 30, None, None),
+        "recency-heldout": (0.625, 0.3, None, 3 / 20),
     },
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 36 / 40, None),
-        "answerable-heldout-6": (21 / 24, 21 / 24, None, None),
-        "recency-heldout-2": (35 / 48, 7 / 24, None, 9 / 24),
+        "answerable-heldout-6": (0.9166, 21 / 24, None, None),
+        "recency-heldout-2": (0.7916, 0.3333, None, 9 / 24),
     },
     "set-7.json": {"recency-heldout-3": (43 / 48, 14 / 24, None, 2 / 24)},
-    "set-8.json": {"recency-heldout-4": (39 / 48, 13 / 24, None, 2 / 24)},
+    "set-8.json": {"recency-heldout-4": (39 / 48, 0.625, None, 2 / 24)},
     "set-9.json": {
         "long-query-heldout": (1.0, 23 / 28, None, 0.0),
         "small-talk-heldout-9": (None, None, 27 / 30, None),
     },
     "set-10.json": {
         "small-talk-heldout-10": (None, None, 48 / 48, None),
-        "answerable-heldout-10": (35.5 / 40, 32 / 40, None, 1 / 29),
+        "answerable-heldout-10": (0.9375, 32 / 40, None, 1 / 29),
     },
     "set-11.json": {
         "small-talk-heldout-11": (None, None, 48 / 50, None),
-        "answerable-heldout-11": (39 / 50, 33 / 50, None, 3 / 39),
+        "answerable-heldout-11": (0.84, 33 / 50, None, 3 / 39),
     },
     "set-12.json": {
         "small-talk-heldout-12": (None, None, 48 / 50, None),
-        "answerable-heldout-12": (47.5 / 50, 44 / 50, None, 1 / 13),
+        "answerable-heldout-12": (0.97, 0.9, None, 1 / 13),
     },
     "set-13.json": {
         "small-talk-heldout-13": (None, None, 40 / 45, None),
-        "answerable-heldout-13": (44 / 45, 37 / 45, None, 4 / 33),
+        "answerable-heldout-13": (1.0, 0.8444, None, 4 / 33),
     },
     "set-14.json": {
         "small-talk-heldout-14": (None, None, 65 / 70, None),
-        "answerable-heldout-14": (40 / 50, 38 / 50, None, 1 / 7),
+        "answerable-heldout-14": (0.81, 38 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },
     "set-15.json": {
@@ -62,11 +62,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-16.json": {
         "small-talk-heldout-16": (None, None, 74 / 80, None),
-        "answerable-heldout-16": (44 / 50, 43 / 50, None, 0.04),
+        "answerable-heldout-16": (0.9, 43 / 50, None, 0.04),
     },
     "set-17.json": {
         "small-talk-heldout-17": (None, None, 81 / 90, None),
-        "answerable-heldout-17": (54.5 / 60, 47 / 60, None, 4 / 34),
+        "answerable-heldout-17": (0.9333, 47 / 60, None, 4 / 34),
     },
     "set-18.json": {
         "small-talk-heldout-18": (None, None, 92 / 100, None),
@@ -74,11 +74,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-19.json": {
         "small-talk-heldout-19": (None, None, 87 / 100, None),
-        "answerable-heldout-19": (54.5 / 60, 45 / 60, None, 3 / 29),
+        "answerable-heldout-19": (0.9416, 0.7666, None, 3 / 29),
     },
     "set-20.json": {
         "small-talk-heldout-20": (None, None, 105 / 120, None),
-        "answerable-heldout-20": (78 / 80, 66 / 80, None, 3 / 31),
+        "answerable-heldout-20": (0.9812, 66 / 80, None, 3 / 31),
     },
     "set-21.json": {
         "small-talk-heldout-21": (None, None, 103 / 117, None),
@@ -86,31 +86,31 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-22.json": {
         "small-talk-heldout-22": (None, None, 100 / 111, None),
-        "answerable-heldout-22": (0.7927, 59 / 76, None, 0.0),
+        "answerable-heldout-22": (0.8183, 59 / 76, None, 0.0),
     },
     "set-23.json": {
         "small-talk-heldout-23": (None, None, 101 / 118, None),
-        "answerable-heldout-23": (0.7208, 51 / 79, None, 1 / 15),
+        "answerable-heldout-23": (0.7562, 51 / 79, None, 1 / 15),
     },
     "set-24.json": {
         "small-talk-heldout-24": (None, None, 109 / 113, None),
-        "answerable-heldout-24": (0.775, 55 / 78, None, 0.0),
+        "answerable-heldout-24": (0.8812, 55 / 78, None, 0.0),
     },
     "set-25.json": {
         "small-talk-heldout-25": (None, None, 82 / 92, None),
-        "answerable-heldout-25": (43.5 / 80, 39 / 80, None, 0.0),
+        "answerable-heldout-25": (0.65, 39 / 80, None, 0.0),
     },
     "set-26.json": {
         "small-talk-heldout-26": (None, None, 266 / 295, None),
-        "answerable-heldout-26": (150.5 / 199, 139 / 199, None, 2 / 37),
+        "answerable-heldout-26": (0.804, 139 / 199, None, 2 / 37),
     },
     "set-27.json": {
         "small-talk-heldout-27": (None, None, 220 / 257, None),
-        "answerable-heldout-27": (122 / 184, 103 / 184, None, 0.0),
+        "answerable-heldout-27": (0.7418, 103 / 184, None, 0.0),
     },
     "set-28.json": {
         "small-talk-heldout-28": (None, None, 207 / 249, None),
-        "answerable-heldout-28": (103 / 175, 89 / 175, None, 2 / 26),
+        "answerable-heldout-28": (0.6933, 89 / 175, None, 2 / 26),
     },
 }
 

