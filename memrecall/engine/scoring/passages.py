@@ -2,12 +2,14 @@
 
 The lexical ranking finds a memory by the words it shares with the turn; a question in one
 language about a note in another shares few. Each memory's *passage* (its title,
-description and the start of its body) is embedded once, when it is analysed, by the same
-multilingual model that reads the turn (the host's embedder: this module only stores and
-compares vectors). When the lexical ranking answers a turn, the places after its first
-memory are shared with the memories nearest the turn's embedding, by reciprocal rank
-fusion (:func:`fused`). The first memory, what is silent, and the fast result stay the
-lexical ranking's: the embedding reorders and completes an answer, it never makes one.
+description and the start of its body) is embedded once, by the same multilingual model
+that reads the turn (the host's embedder: this module only stores and compares vectors).
+When the lexical ranking answers a turn, the places after its first memory are shared with
+the memories nearest the turn's embedding, by reciprocal rank fusion (:func:`fused`). What is
+silent stays the lexical ranking's: the embedding reorders and completes an answer, it never
+makes one. Two passages' :func:`cosine` also tells the fresher-facts rule that an update
+which says a fact in new words is about the same subject
+(:attr:`~memrecall.engine.scoring.features.Params.subject_cosine`).
 """
 
 from __future__ import annotations

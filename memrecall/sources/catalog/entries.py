@@ -477,21 +477,14 @@ class CatalogEntries:
         return len(self._unembedded)
 
     def passages_to_embed(self, limit: int) -> list[tuple[int, int, str]]:
-        """Up to ``limit`` documents whose passage is still to be embedded: ``(slot,
-        generation, passage text)``, in recall order (what is recalled first, first)."""
-        if not self._unembedded:
-            return []
+        """Up to ``limit`` documents whose passage is still to be embedded, in the order they
+        were read: ``(slot, generation, passage text)``. Costs what it returns, not a pass
+        over the pool (it runs under the catalog's lock)."""
         todo = []
-        for key in self._sorted_order():
-            slot = SLOT(key)
-            generation = self._unembedded.get(slot)
-            if generation is None:
-                continue
+        for slot, generation in itertools.islice(self._unembedded.items(), limit):
             document = self.document(slot)
             text = passage_text(document.title, document.description, body_text(document.body))
             todo.append((slot, generation, text))
-            if len(todo) == limit:
-                break
         return todo
 
     def set_passages(self, embedded: Iterable[tuple[int, int, bytes]]) -> bool:

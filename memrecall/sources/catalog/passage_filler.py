@@ -1,14 +1,15 @@
 """Embedding the catalog's passages after its snapshot is out (recall across languages).
 
 The catalog analyses a memory's words when it reads the file, but not its passage
-embedding (:mod:`memrecall.engine.scoring.passages`): that costs tens of milliseconds a
-memory, and a recall waits for the catalog, so the first catalog of a tree of a few hundred
-memories would take seconds. The catalog publishes the snapshot of the words first; a
-:class:`PassageFiller` (one worker thread per catalog, started when a snapshot leaves
-passages to embed) then embeds them in recall order, a batch at a time, and the catalog
-publishes again after each batch. Until a memory's passage is in, it is ranked by its words
-alone, which only changes which candidates follow the first memory: the passages never
-decide the first memory, the fast result or silence.
+embedding (:mod:`memrecall.engine.scoring.passages`): that costs tens to hundreds of
+milliseconds a memory, and a recall waits for the catalog, so the first catalog of a tree of
+a few hundred memories would take a minute. The catalog publishes the snapshot of the words
+first; a :class:`PassageFiller` (one worker thread per catalog, started when a snapshot
+leaves passages to embed) then embeds them in the order they were read, a batch at a time
+(16, or a hundredth of a large tree), and the catalog publishes again after each batch.
+Until a memory's passage is in, it is ranked by its words alone, as it was before passages
+existed: the passages never decide silence, and change the first memory only through a
+version pair the words missed (``Params.subject_cosine``).
 
 The worker steps aside for recall: it runs inside :func:`~memrecall.sources.pacing.worker`
 and passes a :func:`~memrecall.sources.pacing.checkpoint` before each passage, and a turn
@@ -32,7 +33,8 @@ __all__ = ["BATCH", "Embedded", "PassageFiller", "ToEmbed"]
 log = logging.getLogger("memrecall.catalog")
 
 BATCH = 16
-"""Passages embedded between two publications of the catalog (about half a second)."""
+"""Passages embedded between two publications of the catalog (a few seconds), at least; the
+catalog asks for a hundredth of its files when that is more."""
 
 ToEmbed = tuple[int, int, str]
 """A passage to embed: ``(slot, generation, text)``."""

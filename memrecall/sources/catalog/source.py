@@ -258,7 +258,8 @@ class CatalogSource:
                 return []
             if self._pending is not None:
                 self._current(adopt=True)
-            return self._files.passages_to_embed(limit)
+            # a large tree publishes less often: each publication passes over the pool
+            return self._files.passages_to_embed(max(limit, len(self._files.entries) // 100))
 
     def _store_passages(self, embedded: Sequence[Embedded]) -> None:
         with self._lock, _collector_paused():
