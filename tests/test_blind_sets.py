@@ -112,6 +112,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-28": (None, None, 207 / 249, None),
         "answerable-heldout-28": (0.6933, 89 / 175, None, 2 / 26),
     },
+    "set-29.json": {  # version pairs, and records that are not versions (written last)
+        "recency-heldout-29": (35 / 48, 17 / 48, None, 13 / 48),
+        "pairs-heldout-29": (31 / 32, 30 / 32, None, None),
+    },
 }
 
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
@@ -124,7 +128,7 @@ JOINED = {
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
 to 23 were written over the memories of the corpus and of sets 5 to 8 (set 24 over the
-corpus's alone, and sets 25 to 28 too)."""
+corpus's alone, and sets 25 to 29 too; set 29 brings memories of its own)."""
 
 
 def _corpus(name: str) -> Corpus:
