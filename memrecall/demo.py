@@ -95,7 +95,7 @@ async def _script(tree: MemoryTree, log: EventLog) -> None:
         print(f"\ncatalog ready in {(trio.current_time() - begun) * 1000:.1f} ms; later recalls")
         print("re-read only files that changed (see docs/catalog.md)")
         source = engine.settings.source
-        if isinstance(source, CatalogSource) and source.stats.embedded == 0:
+        if isinstance(source, CatalogSource):
             # Recall across languages: the catalog embeds each memory's passage after it
             # has published (in a runtime, between turns); the script waits for them here
             # so that every turn below ranks as a settled catalog does.

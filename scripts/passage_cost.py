@@ -18,9 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memrecall.engine.scoring.features import passage_of
 from memrecall.engine.scoring.fielded import FieldedIndex
-from memrecall.engine.scoring.passages import passage_text
-from memrecall.engine.scoring.text import body_text
 from memrecall.sources.turn_reader import default_turns, passage_embedder
 from memrecall.tooling.evaluation import LIMIT, load_corpus
 from memrecall.tooling.tables import markdown_table
@@ -54,7 +53,7 @@ def main() -> None:
         return
     corpus = load_corpus(CORPUS)
     documents = corpus.documents
-    texts = [passage_text(d.title, d.description, body_text(d.body)) for d in documents]
+    texts = [passage_of(d) for d in documents]
     embedding = _timed([functools.partial(embed, t) for t in texts[: args.documents]])
     rows = [["embed one memory's passage", str(len(embedding)), *_percentiles(embedding)]]
     queries = [case.query for case in corpus.cases]

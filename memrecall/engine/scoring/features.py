@@ -27,6 +27,7 @@ __all__ = [
     "Params",
     "link_target",
     "no_pause",
+    "passage_of",
 ]
 
 FIELDS = ("title", "description", "body", "tail")
@@ -184,10 +185,15 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
         )
 
 
+def passage_of(document: MemoryDocument) -> str:
+    """What is embedded of ``document``: :func:`~memrecall.engine.scoring.passages.passage_text`
+    of its title, description and body text."""
+    return passage_text(document.title, document.description, body_text(document.body))
+
+
 def _embedded(document: MemoryDocument, passage: PassageEmbedder) -> bytes:
-    text = passage_text(document.title, document.description, body_text(document.body))
     try:
-        return pack(passage(text))
+        return pack(passage(passage_of(document)))
     except Exception:  # the embedder is the host's code (a C engine): never stop analysis
         return b""
 

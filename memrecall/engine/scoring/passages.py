@@ -126,6 +126,7 @@ class PassageMatrix:
     def __init__(self, vectors: Sequence[array[float] | None]) -> None:
         self._vectors = vectors
         sizes = {len(v) for v in vectors if v is not None}
+        self._any = bool(sizes)
         self.size = max(sizes) if len(sizes) == 1 else 0
         """The vectors' length (0: none, or of several lengths: compared one by one)."""
         self._rows: Any = None
@@ -138,7 +139,7 @@ class PassageMatrix:
             self._matrix = matrix.astype(numpy.float64)
 
     def __bool__(self) -> bool:
-        return any(v is not None for v in self._vectors)
+        return self._any
 
     def nearest(
         self, turn: Sequence[float], *, exclude: Collection[int] = (), depth: int = SEMANTIC_DEPTH

@@ -29,10 +29,9 @@ from memrecall.engine.scoring.catalog_index import (
     Slots,
     field_texts,
 )
+from memrecall.engine.scoring.features import passage_of
 from memrecall.engine.scoring.fielded import DocumentFeatures, FieldedIndex, FieldedPool
-from memrecall.engine.scoring.passages import passage_text
 from memrecall.engine.scoring.reference import DocumentFields
-from memrecall.engine.scoring.text import body_text
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
 from memrecall.sources import pacing
 from memrecall.sources.catalog.documents import (
@@ -482,9 +481,7 @@ class CatalogEntries:
         over the pool (it runs under the catalog's lock)."""
         todo = []
         for slot, generation in itertools.islice(self._unembedded.items(), limit):
-            document = self.document(slot)
-            text = passage_text(document.title, document.description, body_text(document.body))
-            todo.append((slot, generation, text))
+            todo.append((slot, generation, passage_of(self.document(slot))))
         return todo
 
     def set_passages(self, embedded: Iterable[tuple[int, int, bytes]]) -> bool:

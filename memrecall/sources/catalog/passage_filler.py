@@ -67,12 +67,6 @@ class PassageFiller:
         self._closed = False
         self._failed = False
 
-    @property
-    def running(self) -> bool:
-        """A worker is embedding (or about to look for work)."""
-        with self._state:
-            return self._thread is not None
-
     def wake(self) -> None:
         """There may be passages to embed: start the worker unless it runs (or closed)."""
         with self._state:
