@@ -209,10 +209,11 @@ def default_turns() -> TurnReader:
 PASSAGES = "MEMRECALL_PASSAGES"
 """Whether memories' passages are embedded for recall across languages
 (:mod:`memrecall.engine.scoring.passages`), wherever turns are read by the semantic reader.
-Unset or ``auto``: the catalog (the engine's default source) embeds them in the background,
-after it has published a snapshot (:mod:`memrecall.sources.catalog.passage_filler`), and
-sources without a catalog rank by the words. ``on``: those sources embed each memory when
-they analyse it, too (tens of milliseconds a memory, paid on the scan). ``off``: none.
+Unset or ``auto``: the catalog (the engine's default source) and the memory store's source
+(:mod:`memrecall.store.source`) embed them in the background, after they have published a
+snapshot (:mod:`memrecall.sources.catalog.passage_filler`), and other sources without a
+catalog rank by the words. ``on``: those sources embed each memory when they analyse it, too
+(tens of milliseconds a memory, paid on the scan). ``off``: none.
 docs/evaluation.md measures what it brings and costs."""
 
 

@@ -37,7 +37,13 @@ from memrecall.engine.scoring.fielded import (
     select_query_terms,
 )
 from memrecall.engine.scoring.freshness import freshness
-from memrecall.engine.scoring.time_rules import DAY, later_versions, similarity, subject_of
+from memrecall.engine.scoring.time_rules import (
+    DAY,
+    later_versions,
+    one_subject,
+    similarity,
+    subject_of,
+)
 
 __all__ = ["IncrementalIndex"]
 
@@ -63,6 +69,9 @@ class IncrementalIndex:
         self._later: dict[str, tuple[str, ...]] = {}
         self._newest: float | None = None
         self._priors: dict[str, float] = {}
+        self.passages = False
+        """Whether the documents' passage embeddings take part (recall across languages:
+        the source embeds them); set before documents are added."""
 
     # ------------------------------------------------------------------ changes
 
@@ -136,8 +145,18 @@ class IncrementalIndex:
 
     def same_subject(self, a: str, b: str) -> bool:
         """Whether two indexed documents are about the same subject (as
-        ``FieldedIndex.same_subject``)."""
-        return self.similarity(a, b) >= self.params.subject
+        ``FieldedIndex.same_subject``, passages included)."""
+        shared = self.similarity(a, b)
+        if self.passages and self.params.doubt <= shared < self.params.subject:
+            first, second = self._features[a], self._features[b]
+            return one_subject(shared, first, second, self.params, passages=True)
+        return shared >= self.params.subject
+
+    def embedded(self, doc: str, features: DocumentFeatures) -> None:
+        """``doc``'s features again, now with its passage embedding (nothing the words
+        index changes: only what is decided by the passages is computed again)."""
+        self._features[doc] = features
+        self._later.clear()
 
     def says_change(self, doc: str) -> bool:
         """Whether an indexed document says that it changes an earlier state."""

@@ -24,19 +24,33 @@ recall, and nothing is reloaded whole. Expired records leave the pool when their
 comes. Ranking uses an :class:`~memrecall.store.index.IncrementalIndex` through
 :class:`StoreRanker`, which ranks exactly like a ``FieldedIndex`` built over the same
 documents (tested), without rebuilding the index on each write.
+
+Recall across languages, as for a memory tree: where turns are read by the semantic reader
+(and ``MEMRECALL_PASSAGES`` is not ``off``), each pooled memory's passage is embedded after
+the snapshot that pooled it is out, by a worker thread
+(:class:`~memrecall.sources.catalog.passage_filler.PassageFiller`); until it is in, the
+memory is ranked by its words. The vectors are kept in this process's memory only, with the
+memory's other features: never written to the store or to any file, and dropped with the
+document when its record is rewritten, forgotten, suppressed or expires (an embedding of a
+text that changed meanwhile is discarded). A new process embeds them again.
+:meth:`StoreSource.settle` waits for them; :meth:`StoreSource.close` stops the worker.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
+
+import msgspec
 
 from memrecall.engine.render import MAX_FAST_DOCS
 from memrecall.engine.scoring.analysis import query_text, query_words, vietnamese_words
 from memrecall.engine.scoring.change_words import asks_current
+from memrecall.engine.scoring.features import passage_of
 from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
     FieldedIndex,
@@ -48,6 +62,7 @@ from memrecall.engine.scoring.fielded import (
     stands_out,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
+from memrecall.engine.scoring.passages import NEAREST_CHARS, PassageMatrix, joined, unpack
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables
 from memrecall.engine.scoring.time_rules import (
     later_alike,
@@ -58,10 +73,12 @@ from memrecall.engine.scoring.time_rules import (
 )
 from memrecall.engine.scoring.turn_judgement import explains_turn, holds_little, in_turn
 from memrecall.engine.scoring.turn_model import Reading, read_turn
+from memrecall.engine.scoring.turn_semantic import OnceEmbedded, SemanticTurns, TurnReader
 from memrecall.engine.scoring.turn_words import elsewhere, strong_only
 from memrecall.events.documents import MemoryDocument, MemoryType, Scope
+from memrecall.sources.catalog.passage_filler import Embedded, PassageFiller, ToEmbed
 from memrecall.sources.source import Snapshot
-from memrecall.sources.turn_reader import default_turns
+from memrecall.sources.turn_reader import background_passage_embedder, default_turns
 
 from .backend import Store, StoreChanges
 from .index import IncrementalIndex
@@ -161,16 +178,25 @@ class StoreRanker:
         self._documents = documents
         self._features = features
         self._fallback: FieldedIndex | None = None
+        self._matrix: PassageMatrix | None = None
 
     def _stale(self) -> FieldedIndex | None:
         if self._source.generation == self._generation:
             return None
         if self._fallback is None:
-            self._fallback = FieldedIndex.from_features(self._features, turns=default_turns())
+            self._fallback = FieldedIndex.from_features(
+                self._features, turns=default_turns(), passages=self._source.index.passages
+            )
         return self._fallback
 
     def _judged(
-        self, query: str, exclude: Collection[int], limit: int, *, keep_none: bool
+        self,
+        query: str,
+        exclude: Collection[int],
+        limit: int,
+        *,
+        keep_none: bool,
+        turns: TurnReader | None = None,
     ) -> list[_Judged]:
         index = self._source.index
         thresholds = self._source.thresholds
@@ -287,7 +313,7 @@ class StoreRanker:
 
         # what the turn reader makes of the turn (turn_judgement: read once, when needed)
         def reading() -> Reading:
-            return Reading.QUESTION if pasted else read_turn(default_turns(), query, words)
+            return Reading.QUESTION if pasted else read_turn(turns or default_turns(), query, words)
 
         every = []  # (document, coverage, judgement by the thresholds alone)
         for doc in docs:
@@ -319,8 +345,10 @@ class StoreRanker:
             fallback = self._stale()
             if fallback is not None:
                 return fallback.rank(query, limit, exclude=exclude)
-            judged = self._judged(query, exclude, limit, keep_none=False)
-            return self._with_update(judged, exclude, limit)
+            turns, once = self._one_turn()
+            judged = self._judged(query, exclude, limit, keep_none=False, turns=turns)
+            ranking = self._with_update(judged, exclude, limit)
+            return self._nearest_too(query, judged, ranking, exclude, limit, once=once)
 
     def rank_and_fast(
         self, query: str, limit: int, *, exclude: Collection[int] = ()
@@ -330,10 +358,50 @@ class StoreRanker:
             fallback = self._stale()
             if fallback is not None:
                 return fallback.rank_and_fast(query, limit, exclude=exclude)
-            ranked = self._judged(query, exclude, max(limit, MAX_FAST_DOCS), keep_none=True)
+            turns, once = self._one_turn()
+            wanted = max(limit, MAX_FAST_DOCS)
+            ranked = self._judged(query, exclude, wanted, keep_none=True, turns=turns)
             fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
             kept = [r for r in ranked[:limit] if r[1] is not Judgement.NONE]
-            return self._with_update(kept, exclude, limit), fast
+            ranking = self._with_update(kept, exclude, limit)
+            return self._nearest_too(query, kept, ranking, exclude, limit, once=once), fast
+
+    def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
+        """The reader of one ranking call and its embedder, as ``FieldedIndex._one_turn``:
+        where the passages take part, reading the turn and finding the memories nearest it
+        embed the turn once."""
+        reader = default_turns()
+        if not self._source.index.passages or not isinstance(reader, SemanticTurns):
+            return None, None
+        return reader.for_one_turn()
+
+    def _nearest_too(
+        self,
+        query: str,
+        kept: Sequence[_Judged],
+        ranking: list[int],
+        exclude: Collection[int],
+        limit: int,
+        *,
+        once: OnceEmbedded | None,
+    ) -> list[int]:
+        """The places after the first shared with the memories nearest the turn, as
+        ``FieldedIndex._nearest_too`` shares them (call under the source's lock)."""
+        if once is None or not ranking:
+            return ranking
+        matrix = self._matrix
+        if matrix is None:
+            matrix = self._matrix = PassageMatrix([unpack(f.passage) for f in self._features])
+        if not matrix or self._source.index.query_terms(query)[2]:
+            return ranking
+        return joined(
+            ranking,
+            [r[0] for r in kept[:2]],
+            lambda: once.vector if once.vector is not None else once(query[:NEAREST_CHARS]),
+            matrix,
+            exclude=exclude,
+            limit=limit,
+        )
 
     def _with_update(
         self,
@@ -415,8 +483,11 @@ class StoreSource:
     """One user's visible, active memories as a document source (module docstring).
 
     ``workspace`` picks the visible scopes (global, plus that workspace's). ``clock``
-    decides expiry. ``snapshot`` is called from the engine's worker thread; the source
-    serialises its own state with a lock.
+    decides expiry. ``passages=False`` ranks by the words alone (no passage is embedded);
+    by default the passages are embedded where ``MEMRECALL_PASSAGES`` and the turn reader
+    allow it (module docstring). ``snapshot`` is called from the engine's worker thread; the
+    source serialises its own state with a lock. :meth:`close` stops the worker that embeds
+    passages.
     """
 
     def __init__(
@@ -427,6 +498,7 @@ class StoreSource:
         *,
         clock: Callable[[], datetime] | None = None,
         thresholds: Thresholds | None = None,
+        passages: bool = True,
     ) -> None:
         from .service import utc_now
 
@@ -460,6 +532,19 @@ class StoreSource:
         self._expiries: list[tuple[datetime, str]] = []  # (expires_at, key) of pooled docs
         self._synced_at: datetime | None = None
         self._last: Snapshot | None = None
+        self.embedded = 0
+        """Passages embedded so far (a work counter)."""
+        self._stamp = 0
+        self._unembedded: dict[int, str] = {}
+        """Documents whose passage is still to embed: a stamp given when the document was
+        pooled → its path (a rewrite or a removal drops the stamp: an embedding of an older
+        text never lands)."""
+        self._stamps: dict[str, int] = {}
+        self._closed = not passages
+        """Closed, or never to embed: no passage is embedded."""
+        self._filler = PassageFiller(
+            self._passages_to_embed, self._store_passages, background_passage_embedder, "store"
+        )
 
     def _apply(self, changes: StoreChanges) -> None:
         if changes.full:
@@ -516,6 +601,7 @@ class StoreSource:
                     continue
                 if held is not None:
                     del self._documents[path]
+                    self._unembedded.pop(self._stamps.pop(path, -1), None)
                     self.index.remove(path)
                     at = bisect.bisect_left(self._order, (-held[0].mtime, path))
                     del self._order[at], self._pool[at], self._pool_features[at]
@@ -531,6 +617,10 @@ class StoreSource:
                     self._pool_features.insert(at, features)
                     if record.expires_at is not None:
                         bisect.insort(self._expiries, (record.expires_at, key))
+                    if self.index.passages:
+                        self._stamp += 1
+                        self._stamps[path] = self._stamp
+                        self._unembedded[self._stamp] = path
                 changed = True
         if changed:
             self.generation += 1
@@ -545,8 +635,64 @@ class StoreSource:
 
     def snapshot(self) -> Snapshot:
         """The user's visible, active, unexpired memories now, ranked (pool order: newest
-        first, then path)."""
+        first, then path). Their passages are embedded after it, in the background (module
+        docstring)."""
+        snapshot = self._snapshot()
+        if self._unembedded:
+            self._filler.wake()
+        return snapshot
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every passage the last snapshot left is embedded (the steady state:
+        tests, tools); False if ``timeout`` (seconds) passed first."""
+        return self._filler.settle(timeout)
+
+    def close(self) -> None:
+        """Stop embedding passages (idempotent); snapshots still work, by the words for any
+        memory whose passage is not in."""
+        self._filler.close()
         with self.lock:
+            self._closed = True
+
+    def passage(self, path: str) -> bytes | None:
+        """The passage embedding held for the pooled memory at ``path`` (packed; empty: not
+        embedded yet, or not at all), or None when no memory is pooled there."""
+        with self.lock:
+            held = self._documents.get(path)
+            return None if held is None else held[1].passage
+
+    def _passages_to_embed(self, limit: int) -> list[ToEmbed]:
+        with self.lock:
+            if self._closed:
+                return []
+            # a large store publishes less often: each publication passes over the pool
+            todo = itertools.islice(self._unembedded.items(), max(limit, len(self._pool) // 100))
+            return [(stamp, stamp, passage_of(self._documents[path][0])) for stamp, path in todo]
+
+    def _store_passages(self, embedded: Sequence[Embedded]) -> None:
+        with self.lock:
+            landed = 0
+            for stamp, _stamp, vector in embedded:
+                path = self._unembedded.pop(stamp, None)
+                if path is None or not vector:
+                    continue  # rewritten, forgotten or expired meanwhile; or not embedded
+                document, features, expires_at = self._documents[path]
+                features = msgspec.structs.replace(features, passage=vector)
+                self._documents[path] = (document, features, expires_at)
+                self._pool_features[self.position(path)] = features
+                self.index.embedded(path, features)
+                landed += 1
+            if landed:
+                self.embedded += landed
+                self.generation += 1
+                self._last = None
+
+    def _snapshot(self) -> Snapshot:
+        with self.lock:
+            if self.generation == 0 and self._synced_at is None and not self._closed:
+                # recall across languages where turns are read by the semantic reader
+                # (loads the model: in the engine's worker thread, not in the constructor)
+                self.index.passages = background_passage_embedder() is not None
             revision = self.store.memory_revision(self.user_id)
             if revision != self._memory_revision:
                 self._apply(self.store.changes_since(self.user_id, self.scopes, self._cursor))

@@ -23,7 +23,7 @@ from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_th
 from memrecall.engine.scoring.turn_model import TurnModel
 from memrecall.events.documents import MemoryType, Scope
 from memrecall.sources.source import Snapshot, prepare_recall
-from memrecall.sources.turn_reader import default_turns
+from memrecall.sources.turn_reader import default_turns, passage_embedder, remembering
 from memrecall.store import (
     KeyConflict,
     MemoryService,
@@ -86,7 +86,15 @@ def _read_with(
 async def test_documents_and_ranking_equal_a_fresh_index(
     tmp_path: Path, answer: float | None, steps: tuple[int, ...], semantic_turns: None
 ) -> None:
-    # with the runtime's turn reader, the semantic one: the store must rank with it too
+    # with the runtime's turn reader, the semantic one, and the memories' passages embedded
+    # (recall across languages): the store must rank with them too
+    with remembering():  # each text is embedded once, by the source's worker or the test
+        await _equal_a_fresh_index(tmp_path, answer, steps)
+
+
+async def _equal_a_fresh_index(
+    tmp_path: Path, answer: float | None, steps: tuple[int, ...]
+) -> None:
     # the shipped thresholds, and a high answer floor that silences many of the queries
     thresholds = default_thresholds()
     if answer is not None:
@@ -95,7 +103,7 @@ async def test_documents_and_ranking_equal_a_fresh_index(
     source = StoreSource(store, "u1", WorkspaceType.LEARNING, clock=clock, thresholds=thresholds)
     rng = random.Random(3)
     live: list[str] = []
-    floored = 0
+    floored = moved = 0
     for step in range(80):
         clock.advance(rng.choice(steps))
         roll = rng.random()
@@ -130,6 +138,8 @@ async def test_documents_and_ranking_equal_a_fresh_index(
             await service.restore("u1", rng.choice(live))
         else:
             await service.forget("u1", live.pop(rng.randrange(len(live))))
+        source.snapshot()
+        assert source.settle(120)  # the passages the snapshot left are embedded
         snapshot = source.snapshot()
         # expected pool: visible, active, unexpired; workspace overrides global; newest first
         _revision, records = store.snapshot("u1", visible_scopes(WorkspaceType.LEARNING))
@@ -147,7 +157,14 @@ async def test_documents_and_ranking_equal_a_fresh_index(
         assert tuple(snapshot.order.by_recency) == expected.by_recency
         for path in [*expected.by_path, "store/global/no_such_key.md"]:
             assert tuple(snapshot.order.indices_of(path)) == expected.by_path.get(path, ())
-        fresh = FieldedIndex.of(snapshot.documents, thresholds=thresholds, turns=default_turns())
+        embed = passage_embedder(wanted=True)
+        assert embed is not None
+        fresh = FieldedIndex.of(
+            snapshot.documents, thresholds=thresholds, turns=default_turns(), passage=embed
+        )
+        words_only = FieldedIndex.of(
+            snapshot.documents, thresholds=thresholds, turns=default_turns()
+        )
         floorless = FieldedIndex.of(
             snapshot.documents,
             thresholds=attrs.evolve(fresh.thresholds, answer_coverage=0.0),
@@ -156,6 +173,7 @@ async def test_documents_and_ranking_equal_a_fresh_index(
         for _ in range(3):
             query = " ".join(rng.choices(WORDS + UNSEEN + TURN, k=rng.randint(1, 5)))
             floored += bool(floorless.rank(query, 5)) and not fresh.rank(query, 5)
+            moved += words_only.rank(query, 5) != fresh.rank(query, 5)
             exclude = set(rng.sample(range(len(wanted)), min(len(wanted), rng.randint(0, 2))))
             limit = rng.randint(1, 6)
             assert snapshot.ranker.rank(query, limit, exclude=exclude) == fresh.rank(
@@ -168,7 +186,10 @@ async def test_documents_and_ranking_equal_a_fresh_index(
     # or not: that depends on the random words drawn)
     if answer is not None:
         assert floored
+    assert moved  # the passages reordered or completed some answers
     assert source.loaded < 80  # each write read back alone (plus nothing else)
+    assert source.embedded > 0
+    source.close()
     service.close()
 
 

@@ -172,8 +172,7 @@ from memrecall.engine.scoring.passages import (
     NEAREST_CHARS,
     PassageEmbedder,
     PassageMatrix,
-    cosine,
-    fused,
+    joined,
     unpack,
 )
 from memrecall.engine.scoring.pool import (
@@ -201,6 +200,7 @@ from memrecall.engine.scoring.time_rules import (
     later_alike,
     later_versions,
     move_newer_up,
+    one_subject,
     possible_updates,
     subject_of,
     unclear,
@@ -934,17 +934,12 @@ class FieldedIndex:
         note on one of its topics. Where both have a passage embedding, also when their
         subjects are at least :attr:`Params.doubt` alike, their titles differ, and their
         passages' cosine is at least :attr:`Params.subject_cosine`."""
-        similarity = self.similarity(a, b)
-        params = self.params
-        if similarity >= params.subject:
-            return True
-        if similarity < params.doubt or not self._passages:
-            return False
-        store, keys = self._doc_features, self._keys_order
-        first, second = features_in(store, keys[a]), features_in(store, keys[b])
-        if first.handles[1] == second.handles[1] or not first.passage or not second.passage:
-            return False
-        return cosine(first.passage, second.passage) >= params.subject_cosine
+        shared = self.similarity(a, b)
+        if self._passages and self.params.doubt <= shared < self.params.subject:
+            store, keys = self._doc_features, self._keys_order
+            first, second = features_in(store, keys[a]), features_in(store, keys[b])
+            return one_subject(shared, first, second, self.params, passages=True)
+        return shared >= self.params.subject
 
     def similarity(self, a: int, b: int) -> float:
         """How much two documents (pool positions) say alike: the idf weight of the
@@ -1159,12 +1154,14 @@ class FieldedIndex:
         matrix = self._passage_matrix()
         if not matrix or self.query_terms(query)[2]:
             return ranking
-        try:
-            turn = once.vector if once.vector is not None else once(query[:NEAREST_CHARS])
-        except Exception:  # the host's embedder failed: the words' ranking stands
-            return ranking
-        fixed = 1 if ranking[:2] == [m.index for m in kept[:2]] else 2
-        return fused(ranking, matrix.nearest(turn, exclude=exclude), limit, fixed=fixed)
+        return joined(
+            ranking,
+            [m.index for m in kept[:2]],
+            lambda: once.vector if once.vector is not None else once(query[:NEAREST_CHARS]),
+            matrix,
+            exclude=exclude,
+            limit=limit,
+        )
 
     def passage(self, position: int) -> tuple[float, ...] | None:
         """The passage embedding of the document at ``position`` (None: it has none, or

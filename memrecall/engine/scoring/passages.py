@@ -36,6 +36,7 @@ __all__ = [
     "PassageMatrix",
     "cosine",
     "fused",
+    "joined",
     "nearest",
     "pack",
     "passage_text",
@@ -179,3 +180,27 @@ def fused(
     first_seen = {i: n for n, i in enumerate([*lexical, *semantic])}
     rest = sorted(scores, key=lambda i: (-scores[i], first_seen[i]))
     return (head + rest)[:limit]
+
+
+def joined(
+    ranking: list[int],
+    matched: Sequence[int],
+    turn: Callable[[], Sequence[float]],
+    matrix: PassageMatrix,
+    *,
+    exclude: Collection[int],
+    limit: int,
+) -> list[int]:
+    """``ranking`` (the words', updates placed; ``matched`` the words' own order before they
+    were) with the places after its first memory shared with the memories whose passage is
+    nearest the turn's embedding (:func:`fused`); an update placed next to the first keeps
+    its place too. ``turn`` embeds the turn; if it fails (the host's embedder), the words'
+    ranking stands."""
+    if not ranking or not matrix:
+        return ranking
+    try:
+        vector = turn()
+    except Exception:
+        return ranking
+    fixed = 1 if ranking[:2] == list(matched[:2]) else 2
+    return fused(ranking, matrix.nearest(vector, exclude=exclude), limit, fixed=fixed)

@@ -30,8 +30,6 @@ from memrecall.sources import pacing
 
 __all__ = ["BATCH", "Embedded", "PassageFiller", "ToEmbed"]
 
-log = logging.getLogger("memrecall.catalog")
-
 BATCH = 16
 """Passages embedded between two publications of the catalog (a few seconds), at least; the
 catalog asks for a hundredth of its files when that is more."""
@@ -49,14 +47,18 @@ class PassageFiller:
     ``work(limit)`` returns up to ``limit`` passages still to embed (empty: nothing left),
     ``store(embedded)`` hands them back; both take the catalog's lock themselves.
     ``embedder()`` gives what embeds a passage (None: the passages are stored empty, and
-    those memories are ranked by their words)."""
+    those memories are ranked by their words). ``name`` says whose passages they are in the
+    log (the catalog's, or the store's: :mod:`memrecall.store.source`)."""
 
     def __init__(
         self,
         work: Callable[[int], Sequence[ToEmbed]],
         store: Callable[[Sequence[Embedded]], None],
         embedder: Callable[[], PassageEmbedder | None],
+        name: str = "catalog",
     ) -> None:
+        self._log = logging.getLogger(f"memrecall.{name}")
+        self._name = name
         self._work = work
         self._store = store
         self._embedder = embedder
@@ -105,7 +107,7 @@ class PassageFiller:
                         continue
                     self._store(self._embedded(todo))
         except Exception:
-            log.exception("catalog: embedding passages failed; memories rank by their words")
+            self._log.exception("%s: embedding passages failed; memories rank by words", self._name)
         finally:
             with self._state:
                 if self._thread is threading.current_thread():
@@ -140,6 +142,6 @@ class PassageFiller:
                 except Exception:  # the embedder is the host's code (a C engine)
                     if not self._failed:
                         self._failed = True
-                        log.exception("catalog: a passage did not embed; ranked by its words")
+                        self._log.exception("%s: a passage did not embed", self._name)
             done.append((slot, generation, vector))
         return done

@@ -1,0 +1,226 @@
+"""Recall across languages from the store (memrecall.store.source): each pooled memory's
+passage is embedded after the snapshot that pooled it, kept in memory only, and dropped with
+the memory; until it is in, the memory ranks by its words."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.passages import PassageEmbedder, pack
+from memrecall.engine.scoring.turn_model import TurnModel
+from memrecall.engine.scoring.turn_semantic import SemanticTurns, SemanticWeights
+from memrecall.sources.source import prepare_recall
+from memrecall.sources.turn_reader import ENVIRONMENT, PASSAGES, default_turns, e5_embedder
+from memrecall.store import MemoryService, SQLiteStore
+from memrecall.store.source import StoreSource
+
+from .helpers import GLOBAL, ManualClock
+
+QUESTION = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-20.0, cutoff=0.9)
+"""A reader that reads every turn as a question."""
+READER = SemanticTurns(QUESTION, TurnModel({}, bias=0.0, cutoff=0.99), lambda text: [0.0] * 3)
+ENGLISH = "During the release freeze, how many days does a customer refund take?"
+FREEZE = "release_freeze"
+REFUNDS = "plazo_de_pagos"
+NOTES = {
+    FREEZE: "No deploys in late November. Hotfixes need approval.",
+    REFUNDS: "Los reembolsos a clientes tardan cinco días hábiles.",
+    **{
+        f"{topic}_note_{i}": f"About the {topic} of team {i}."
+        for i, topic in enumerate(["grafana", "vault", "kafka", "budget", "oncall"] * 4)
+    },
+}
+SECRET_LIKE = [0.6, 0.8, 0.0]
+"""The refund note's vector: twelve bytes no database page holds by chance."""
+
+
+def _vectors(text: str) -> Sequence[float]:
+    """A stand-in for the model: the freeze note and turns about it point one way, the
+    refund note and turns about refunds another, the rest a third."""
+    if "reembolsos" in text or "refund" in text:
+        return SECRET_LIKE
+    if "freeze" in text or "November" in text:
+        return [1.0, 0.0, 0.0]
+    return [0.0, 0.0, 1.0]
+
+
+@pytest.fixture
+def reader(monkeypatch: pytest.MonkeyPatch) -> SemanticTurns:
+    """The semantic reader over :func:`_vectors`, as the store's ranker sees it."""
+    reader = SemanticTurns(QUESTION, READER.lexical_model, _vectors)
+    monkeypatch.setattr("memrecall.store.source.default_turns", lambda: reader)
+    return reader
+
+
+def _embedding_with(monkeypatch: pytest.MonkeyPatch, embedder: PassageEmbedder | None) -> None:
+    monkeypatch.setattr("memrecall.store.source.background_passage_embedder", lambda: embedder)
+
+
+async def _service(
+    tmp_path: Path, notes: dict[str, str] = NOTES
+) -> tuple[MemoryService, SQLiteStore]:
+    store = SQLiteStore(tmp_path / "m.db", durable=False)
+    clock = ManualClock()
+    service = MemoryService(store, clock=clock)
+    for key, content in notes.items():
+        clock.advance(60)
+        await service.save("u1", GLOBAL, key, content, "project")
+    return service, store
+
+
+def _in_files(folder: Path, data: bytes) -> bool:
+    """Whether any of the database's files (main, journal, WAL) holds ``data``."""
+    files = [p for p in folder.iterdir() if p.name.startswith("m.db")]
+    assert files
+    return any(data in p.read_bytes() for p in files)
+
+
+def _titles(source: StoreSource, query: str) -> list[str]:
+    snapshot = source.snapshot()
+    return [snapshot.documents[i].title for i in snapshot.ranker.rank(query, 5)]
+
+
+async def test_a_note_in_another_language_joins_once_its_passage_is_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: SemanticTurns
+) -> None:
+    held = threading.Event()
+
+    def slow(text: str) -> Sequence[float]:
+        held.wait()
+        return _vectors(text)
+
+    _embedding_with(monkeypatch, slow)
+    service, store = await _service(tmp_path)
+    source = StoreSource(store, "u1")
+    try:
+        words = _titles(source, ENGLISH)  # the first snapshot: the words alone
+        assert words[0] == "release freeze"
+        assert "plazo de pagos" not in words
+        held.set()
+        assert source.settle(30)
+        assert source.embedded == len(NOTES)
+        both = _titles(source, ENGLISH)
+        assert both[:2] == ["release freeze", "plazo de pagos"]
+        # as a FieldedIndex over the same documents with their passages ranks them
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_vectors)
+        for query in (ENGLISH, "release freeze", "refund", "grafana team budget"):
+            assert snapshot.ranker.rank(query, 5) == fresh.rank(query, 5)
+            assert snapshot.ranker.rank_and_fast(query, 5) == fresh.rank_and_fast(query, 5)  # type: ignore[attr-defined]
+        assert _titles(source, "how long does a refund take?") == []  # silence stays
+    finally:
+        held.set()
+        source.close()
+        service.close()
+
+
+async def test_a_rewrite_while_its_passage_is_embedded_keeps_the_new_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: SemanticTurns
+) -> None:
+    started, held = threading.Event(), threading.Event()
+
+    def slow(text: str) -> Sequence[float]:
+        if "reembolsos" in text and not held.is_set():
+            started.set()
+            held.wait()
+        return _vectors(text)
+
+    _embedding_with(monkeypatch, slow)
+    service, store = await _service(tmp_path, {REFUNDS: NOTES[REFUNDS]})
+    source = StoreSource(store, "u1")
+    try:
+        source.snapshot()
+        assert started.wait(30)  # the old text is being embedded
+        (record,) = store.snapshot("u1", [GLOBAL])[1]
+        await service.update(
+            "u1", record.memory_id, expected_revision=record.revision, content="Freeze ends 2 Dec."
+        )
+        path = source.snapshot().documents[0].path
+        held.set()
+        assert source.settle(30)
+        source.snapshot()
+        assert source.passage(path) == pack(_vectors("Freeze ends 2 Dec."))
+        assert source.embedded == 1  # the old text's vector was dropped, never landed
+    finally:
+        held.set()
+        source.close()
+        service.close()
+
+
+async def test_vectors_stay_in_memory_and_leave_with_a_forgotten_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: SemanticTurns
+) -> None:
+    _embedding_with(monkeypatch, _vectors)
+    service, store = await _service(tmp_path)
+    source = StoreSource(store, "u1")
+    vector = pack(SECRET_LIKE)
+    try:
+        snapshot = source.snapshot()
+        assert source.settle(30)
+        path = next(d.path for d in snapshot.documents if d.title == "plazo de pagos")
+        assert source.passage(path) == vector
+        assert "plazo de pagos" in _titles(source, ENGLISH)
+        assert not _in_files(tmp_path, vector)  # never stored
+        (record,) = [r for r in store.snapshot("u1", [GLOBAL])[1] if r.key == REFUNDS]
+        await service.forget("u1", record.memory_id)
+        snapshot = source.snapshot()
+        assert source.passage(path) is None
+        assert all(source.passage(d.path) != vector for d in snapshot.documents)
+        assert "plazo de pagos" not in _titles(source, ENGLISH)
+    finally:
+        source.close()
+        service.close()
+
+
+async def test_without_an_embedder_or_once_closed_memories_rank_by_their_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: SemanticTurns
+) -> None:
+    _embedding_with(monkeypatch, None)  # MEMRECALL_PASSAGES=off, or no semantic reader
+    service, store = await _service(tmp_path)
+    off = StoreSource(store, "u1")
+    assert "plazo de pagos" not in _titles(off, ENGLISH)
+    assert off.settle(30)
+    assert off.embedded == 0
+    assert not off.index.passages
+    _embedding_with(monkeypatch, _vectors)
+    closed = StoreSource(store, "u1")
+    closed.close()
+    for words_only in (closed, StoreSource(store, "u1", passages=False)):
+        assert "plazo de pagos" not in _titles(words_only, ENGLISH)
+        assert words_only.settle(30)
+        assert words_only.embedded == 0
+    embedding = StoreSource(store, "u1")
+    embedding.snapshot()
+    assert embedding.settle(30)
+    assert "plazo de pagos" in _titles(embedding, ENGLISH)
+    embedding.close()
+    service.close()
+
+
+@pytest.mark.skipif(e5_embedder() is None, reason="the bundled model does not load here")
+async def test_the_runtime_finds_a_stored_note_in_another_language_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, store = await _service(tmp_path)
+    monkeypatch.setenv(ENVIRONMENT, "auto")
+    found = {}
+    for setting in ("off", "auto"):
+        monkeypatch.setenv(PASSAGES, setting)
+        default_turns.cache_clear()
+        source = StoreSource(store, "u1")
+        try:
+            source.snapshot()
+            assert source.settle(120)
+            found[setting] = [d.title for d in prepare_recall(source, ENGLISH).fallback]
+        finally:
+            source.close()
+            default_turns.cache_clear()
+    assert found["off"][0] == found["auto"][0] == "release freeze"
+    assert "plazo de pagos" not in found["off"]
+    assert "plazo de pagos" in found["auto"]
+    service.close()
