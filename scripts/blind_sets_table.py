@@ -143,8 +143,9 @@ def _by_writers_language(
             wrong = sum(1 for case in mine if case["relevant"] and not dumped[name][case["id"]])
             asked = len(mine) - len(talk)
             precision = right / (right + wrong) if right + wrong else None
+            silent = right / len(talk) if talk else None  # set 29 holds questions only
             rows.append(
-                f"| {name} | {lang} | {len(talk)} | {_percent(right / len(talk))} | "
+                f"| {name} | {lang} | {len(talk)} | {_percent(silent)} | "
                 f"{wrong} / {asked} | {_percent(precision)} |"
             )
     return rows
