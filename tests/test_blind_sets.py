@@ -120,6 +120,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "recency-heldout-30": (36.5 / 48, 7 / 48, None, 20 / 48),
         "pairs-heldout-30": (32 / 32, 26 / 32, None, None),
     },
+    "set-31.json": {  # small talk and questions in twelve languages, most across languages
+        "small-talk-heldout-31": (None, None, 246 / 278, None),
+        "answerable-heldout-31": (118 / 173, 92 / 173, None, None),
+    },
 }
 
 _SETS_5_TO_9 = ["set-5.json", "set-6.json", "set-7.json", "set-8.json", "set-9.json"]
@@ -132,7 +136,7 @@ JOINED = {
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
 to 23 were written over the memories of the corpus and of sets 5 to 8 (set 24 over the
-corpus's alone, and sets 25 to 30 too; sets 29 and 30 bring memories of their own)."""
+corpus's alone, and sets 25 to 31 too; sets 29 and 30 bring memories of their own)."""
 
 
 def _corpus(name: str) -> Corpus:
