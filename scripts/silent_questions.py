@@ -24,7 +24,7 @@ from memrecall.tooling.evaluation import load_corpus
 from memrecall.tooling.tables import markdown_table
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
-READER = (0.2, 0.4, 0.6)
+READER = (0.05, 0.2, 0.4, 0.6)
 COSINE = (0.82, 0.84, 0.86, 0.88)
 
 
