@@ -77,7 +77,9 @@ def test_the_confusion_counts_match_what_recall_prints() -> None:
     stamp = StoreStamp(size=0, mtime_ms=0)
     kept = []
     counts: dict[tuple[str, str], int] = {}
-    for case in corpus.cases:
+    for case in corpus.cases[
+        ::3
+    ]:  # every third case: a sample of each slice, in a third of the time
         pool = tuple(r for r in records if r.id not in set(case.exclude))
         result = recall(StoreView(records=pool, max_bytes=10**9, stamp=stamp), case.query, limit=50)
         if result.candidates > 50:
