@@ -637,8 +637,10 @@ class StoreSource:
         """The user's visible, active, unexpired memories now, ranked (pool order: newest
         first, then path). Their passages are embedded after it, in the background (module
         docstring)."""
-        snapshot = self._snapshot()
-        if self._unembedded:
+        with self.lock:
+            snapshot = self._snapshot()
+            pending = bool(self._unembedded)
+        if pending:  # woken outside the lock: the worker takes it to ask for work
             self._filler.wake()
         return snapshot
 
