@@ -40,7 +40,7 @@ from memrecall.engine.scoring.freshness import freshness
 from memrecall.engine.scoring.time_rules import (
     DAY,
     later_versions,
-    one_subject,
+    restated,
     similarity,
     subject_of,
 )
@@ -149,7 +149,7 @@ class IncrementalIndex:
         shared = self.similarity(a, b)
         if self.passages and self.params.doubt <= shared < self.params.subject:
             first, second = self._features[a], self._features[b]
-            return one_subject(shared, first, second, self.params, passages=True)
+            return restated(first, second, self.params)
         return shared >= self.params.subject
 
     def embedded(self, doc: str, features: DocumentFeatures) -> None:

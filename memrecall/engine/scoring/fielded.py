@@ -200,8 +200,8 @@ from memrecall.engine.scoring.time_rules import (
     later_alike,
     later_versions,
     move_newer_up,
-    one_subject,
     possible_updates,
+    restated,
     subject_of,
     unclear,
     with_update,
@@ -938,7 +938,7 @@ class FieldedIndex:
         if self._passages and self.params.doubt <= shared < self.params.subject:
             store, keys = self._doc_features, self._keys_order
             first, second = features_in(store, keys[a]), features_in(store, keys[b])
-            return one_subject(shared, first, second, self.params, passages=True)
+            return restated(first, second, self.params)
         return shared >= self.params.subject
 
     def similarity(self, a: int, b: int) -> float:

@@ -8,8 +8,8 @@ alike, so that a memory store months old ranks as a memory tree does:
   (``1 + freshness × 0.5 ** (age / half_life)``);
 * :func:`subject_of` and :func:`similarity` — what a note is about, and how much two notes
   say alike (a weighted Jaccard index of their subject terms);
-* :func:`one_subject` — whether two notes are about the same subject: their words, or a
-  version in new words that their passages' embeddings tell;
+* :func:`restated` — whether a note says another's fact in new words, by their passages'
+  embeddings (one subject, where their words are in doubt);
 * :func:`move_newer_up` — fresher facts first: a newer note on the same subject moves above
   an older one ranked above it;
 * :func:`possible_updates` — older notes that a newer, alike one may update (the fast path
@@ -39,8 +39,8 @@ __all__ = [
     "later_alike",
     "later_versions",
     "move_newer_up",
-    "one_subject",
     "possible_updates",
+    "restated",
     "similarity",
     "subject_of",
     "unclear",
@@ -82,23 +82,12 @@ def similarity(
     return shared / union if union > 0.0 else 0.0
 
 
-def one_subject(
-    alike: float,
-    first: DocumentFeatures,
-    second: DocumentFeatures,
-    params: Params,
-    *,
-    passages: bool,
-) -> bool:
-    """Whether two notes whose subjects are ``alike`` (:func:`similarity`) are about the same
-    subject: alike at least :attr:`Params.subject`; or, where ``passages`` take part, alike
-    at least :attr:`Params.doubt`, under different titles (equal titles are no evidence, and
-    a passage starts with its title), with passages whose cosine is at least
-    :attr:`Params.subject_cosine` (a version that says the fact in new words)."""
-    if alike >= params.subject:
-        return True
-    if alike < params.doubt or not passages:
-        return False
+def restated(first: DocumentFeatures, second: DocumentFeatures, params: Params) -> bool:
+    """Whether two notes say one fact in other words, by their passages: under different
+    titles (equal titles are no evidence, and a passage starts with its title), both
+    embedded, at a cosine of at least :attr:`Params.subject_cosine`. For a pair whose words
+    are alike between :attr:`Params.doubt` and :attr:`Params.subject`, it makes them one
+    subject (a version that says the fact in new words)."""
     if first.handles[1] == second.handles[1] or not first.passage or not second.passage:
         return False
     return cosine(first.passage, second.passage) >= params.subject_cosine
