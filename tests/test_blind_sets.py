@@ -160,20 +160,24 @@ def _own_cases(name: str) -> Corpus:
     return attrs.evolve(corpus, cases=tuple(c for c in corpus.cases if c.id in own))
 
 
+Measured = tuple[str, Corpus, dict[str, Report]]
+"""A blind set's name, its pool with its own cases, and the reports of its scorers."""
+
+
 @pytest.fixture(scope="module", params=sorted(FLOORS))
-def measured(request: pytest.FixtureRequest, semantic_turns: None) -> tuple[str, dict[str, Report]]:
+def measured(request: pytest.FixtureRequest, semantic_turns: None) -> Measured:
     name: str = request.param
     corpus = _own_cases(name)
     assert {c.slice for c in corpus.cases} >= set(FLOORS[name])
     ids = [c.id for c in corpus.cases if c.slice in FLOORS[name]]
     assert all(int(i.rsplit("-", 1)[1][-2:]) % 2 == 1 for i in ids)  # odd: out of any fit
-    return name, evaluate_many(corpus, ["fielded", "bm25", "words"])
+    return name, corpus, evaluate_many(corpus, ["fielded", "bm25", "words"])
 
 
 def test_each_blind_set_stays_at_its_measured_figures(
-    measured: tuple[str, dict[str, Report]],
+    measured: Measured,
 ) -> None:
-    name, reports = measured
+    name, _, reports = measured
     for slice_name, (recall, top1, silent, outdated) in FLOORS[name].items():
         m = reports["fielded"].slices[slice_name]
         if recall is not None:
@@ -192,9 +196,9 @@ def test_each_blind_set_stays_at_its_measured_figures(
 
 
 def test_fielded_is_ahead_of_bm25_where_the_blind_sets_ask(
-    measured: tuple[str, dict[str, Report]],
+    measured: Measured,
 ) -> None:
-    name, reports = measured
+    name, _, reports = measured
     for slice_name in FLOORS[name]:
         ours, theirs = reports["fielded"].slices[slice_name], reports["bm25"].slices[slice_name]
         if ours.top1 is not None and theirs.top1 is not None:
@@ -223,7 +227,7 @@ set 28 after, each measured once (docs/evaluation.md)."""
 
 
 def test_passages_complete_answers_and_put_first_only_newer_versions(
-    measured: tuple[str, dict[str, Report]],
+    measured: Measured,
 ) -> None:
     """The passage embeddings (on by default: ``fielded`` ranks as the catalog does once they
     are in) reorder and complete the words' answer after its first memory, and may put first
@@ -233,8 +237,8 @@ def test_passages_complete_answers_and_put_first_only_newer_versions(
     changes only where the two first memories are such a pair, and holds nothing else; no
     slice gets more outdated fast results; Recall@5 only rises (every blind set, as
     measured)."""
-    name, reports = measured
-    _passages_change_only_what_they_may(_corpus(name), reports["fielded"], reports["words"])
+    name, corpus, reports = measured
+    _passages_change_only_what_they_may(corpus, reports["fielded"], reports["words"])
     for slice_name in FLOORS[name]:
         ours, theirs = reports["fielded"].slices[slice_name], reports["words"].slices[slice_name]
         if ours.fast_outdated is not None and theirs.fast_outdated is not None:
