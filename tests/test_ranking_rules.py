@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scoring import fielded
+from memrecall.engine.scoring import fielded, query_rules
 from memrecall.engine.scoring.analysis import (
     COMMON_WEIGHT,
     is_acronym,
@@ -126,15 +126,61 @@ def test_one_word_that_one_memory_owns_is_answered() -> None:
         *filler(20),
     ]
     index = FieldedIndex.of(pool, thresholds=OPEN)
-    assert index.rank("Unleash", 5) == [0]  # the notes that mention it in passing: no answer
+    assert index.rank("what about Unleash?", 5) == [0]  # the notes mention it in passing
+    assert index.rank("Unleash", 5) == []  # the word alone asks nothing
     assert set(index.rank("Unleash toggle name", 5)) == {0, 1}  # a question: both may answer
 
 
+@pytest.mark.parametrize(
+    ("turn", "ordinary"),
+    [
+        ("deploy", True),
+        ("deploy?", True),
+        ("  сервис. ", True),
+        ("déploiement", True),
+        ("数据库", True),
+        ("デプロイ", True),
+        ("ありがとう", True),
+        ("배포는?", True),
+        ("Unleash", True),  # a capital first letter says nothing
+        ("Datenbank", True),
+        ("VPN", False),
+        ("GitLab", False),
+        ("billing-api", False),
+        ("ledger_pg", False),
+        ("v2", False),
+        ("ledger deploy", False),
+        ("负载均衡", False),  # four Han characters: may be two words
+        ("デプロイはどうやるの", False),  # katakana and hiragana: a phrase
+        ("デプロイ手順", False),
+        ("ฐานข้อมูล", False),  # Thai has no spaces: one run may be a sentence
+    ],
+)
+def test_one_ordinary_word_is_told_from_a_name_and_a_phrase(turn: str, ordinary: bool) -> None:
+    assert query_rules.one_word(turn) is ordinary
+
+
+def test_one_ordinary_word_asks_nothing_even_when_one_memory_owns_it() -> None:
+    pool = [
+        doc("Datenbank-Backups", "Die Datenbank wird nachts gesichert."),
+        doc("Database backups", "The database is backed up nightly to S3."),
+        doc("数据库备份", "数据库每天凌晨备份。"),
+        *filler(20),
+    ]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    for word, owner in (("database", 1), ("数据库", 2)):
+        assert index.rank(word, 5) == []
+        assert index.fast(word) == []
+        assert index.rank(f"{word} backups?", 5)[0] == owner  # more than a word: a question
+    assert index.rank("Datenbank", 5) == []
+    assert index.rank("DatenBank", 5) == [0]  # written as a name is written
+
+
 def test_an_older_version_does_not_compete_with_its_update_for_one_word() -> None:
-    old = doc("On-call rotation", "Pager order: Ana, Ben, Chen.", mtime=0.0)
-    new = doc("On-call rotation", "Pager order: Chen, Dee, Ana.", mtime=200 * DAY)
+    old = doc("On-call rotation", "Opsgenie pages Ana, Ben, Chen.", mtime=0.0)
+    new = doc("On-call rotation", "Opsgenie pages Chen, Dee, Ana.", mtime=200 * DAY)
     index = FieldedIndex.of([old, new, *filler(20)], thresholds=OPEN)
-    assert index.rank("rotation", 5) == [1, 0]  # the owner and its older version
+    assert index.rank("what about Opsgenie", 5) == [1, 0]  # the owner and its older version
 
 
 def test_a_lone_cjk_bigram_is_never_fast_delivered() -> None:
@@ -144,10 +190,10 @@ def test_a_lone_cjk_bigram_is_never_fast_delivered() -> None:
         *filler(20),
     ]
     index = FieldedIndex.of(pool, thresholds=OPEN)
-    for query, first in (("服务", 0), ("확인", 1)):
+    for query, first in (("服务？谢谢", 0), ("확인 좀", 1)):  # one topical bigram, not one word
         assert index.rank(query, 5) == [first]  # still ranked, for the selector
         assert index.fast(query) == []
-    assert index.fast("Terraform") == [1]  # a whole word is fast as before
+    assert index.fast("what about Terraform") == [1]  # a whole word is fast as before
 
 
 # --------------------------------------------------------------------------- CJK runs
@@ -205,8 +251,8 @@ def test_a_katakana_word_counts_only_where_most_of_it_is_shared() -> None:
     # ルド and ドカ are two of ワールドカップ's six bigrams: another word
     assert index.rank("ワールドカップの試合", 5) == []
     # バランサー holds four of ロードバランサー's seven bigrams: the same word
-    assert index.rank("バランサー", 5) == [1]
-    assert index.rank("ロードバランサー", 5) == [1]
+    assert index.rank("バランサーは？", 5) == [1]
+    assert index.rank("ロードバランサーは？", 5) == [1]
     assert index.rank("ワイルドカードの証明書", 5)[0] == 0
     terms_of = {qt.term: qt.words for qt in query_candidates("ワールドカップ、ラーメン")}
     assert terms_of["ルド"] == {"ワールドカップ"}

@@ -63,7 +63,7 @@ from memrecall.engine.scoring.fielded import (
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.passages import NEAREST_CHARS, PassageMatrix, joined, unpack
-from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables
+from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables, one_word
 from memrecall.engine.scoring.time_rules import (
     later_alike,
     move_newer_up,
@@ -272,6 +272,8 @@ class StoreRanker:
         if pasted:
             # only a first document that stands out may be strong (FieldedIndex._unclear)
             stale.update(unclear(contenders, order, stale, margin))
+        if not pasted and one_word(query):
+            return []  # one ordinary word asks nothing
         if not pasted and not answered(
             max(
                 (v for d, v in kept.items() if v >= floor * (1 - 1e-9) and d not in excluded),

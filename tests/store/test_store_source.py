@@ -468,6 +468,24 @@ async def test_plain_small_talk_is_read_as_the_fielded_index_reads_it(
     service.close()
 
 
+async def test_one_ordinary_word_gets_nothing_from_the_store_as_from_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, store, clock = _setup(tmp_path)
+    await service.save("u1", GLOBAL, "cat flap", "The cat flap code is on the fridge.", "fact")
+    await service.save("u1", GLOBAL, "Unleash", "Feature toggles live in Unleash.", "fact")
+    for i in range(20):
+        await service.save("u1", GLOBAL, f"note {i}", f"walnut fact number {i}", "fact")
+    question = TurnModel({}, bias=-50.0, cutoff=0.5, plain=2.0)
+    snapshot, fresh = _read_with(store, clock, monkeypatch, question, Thresholds(0, 0, 0, 0))
+    cases = (("fridge", False), ("Unleash", False), ("fridge code?", True), ("UNLEASH", True))
+    for turn, answered in cases:
+        ranked = snapshot.ranker.rank(turn, 5)
+        assert ranked == fresh.rank(turn, 5)
+        assert bool(ranked) is answered, turn
+    service.close()
+
+
 async def test_an_older_fact_is_never_put_first_by_the_turns_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -193,6 +193,7 @@ from memrecall.engine.scoring.query_rules import (
     heaviest_terms,
     lone_term,
     loose_syllables,
+    one_word,
     select_query_terms,
     stands_out,
 )
@@ -791,7 +792,7 @@ class FieldedIndex:
             # version does not compete with its update.
             answers = self._floor(mass) * (1 - 1e-9)
             best = max((v for i, v in own.items() if i not in muted and v >= answers), default=0.0)
-            if not answered(best, mass, self.thresholds):
+            if one_word(query) or not answered(best, mass, self.thresholds):
                 muted.update(ranked)
             elif lone is not None:
                 contenders = [

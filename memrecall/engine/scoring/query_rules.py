@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
+import regex
+
 from memrecall.engine.scoring.analysis import (
     IDENTIFIER,
     MAX_QUERY_TERMS,
@@ -37,6 +39,7 @@ __all__ = [
     "heaviest_terms",
     "lone_term",
     "loose_syllables",
+    "one_word",
     "select_query_terms",
     "stands_out",
 ]
@@ -244,6 +247,42 @@ def lone_term(
     if sum(not qt.common and qt.kind != IDENTIFIER for qt in query_terms()) != 1:
         return None
     return topical[0]
+
+
+_ONE_RUN = regex.compile(r"^[\p{P}\p{S}\s]*+(\p{L}[\p{L}\p{M}]*+)[\p{P}\p{S}\s]*+$")
+"""A turn that is one run of letters, with nothing around it but punctuation and spaces."""
+_NO_SPACES = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
+"""Scripts written without spaces between words, where one run may be a whole sentence."""
+_KANJI_KANA = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
+_ONE_HAN_WORD = regex.compile(r"^\p{Han}{1,3}$")
+_CAPITAL = regex.compile(r"\p{Lu}")
+_ONE_KANA_WORD = regex.compile(r"^(?:[\p{Katakana}\u30fc\u30fb]+|[\p{Hiragana}\u30fc]+)$")
+
+
+def one_word(query: str) -> bool:
+    """Whether the whole turn is one ordinary word ("deploy", "Datenbank", "сервис",
+    "数据库", "デプロイ", "배포"), which asks nothing: such a turn gets no memory, however
+    clearly one memory owns the word (issue 18: a single generic word is small talk).
+
+    Not one ordinary word: a turn with anything else in it (a second word, a digit, a
+    hyphen or underscore inside: ``billing-api``), or a word written as only names are,
+    with a capital after its first letter (``VPN``, ``GitLab``): the memory that owns such
+    a word answers it as before (:func:`stands_out`). A capital first letter alone says
+    nothing (phones write one on every turn, German on every noun). In Han, one word is a
+    run of at most three characters; in kana, a run of katakana or of hiragana alone
+    (mixed, it is a phrase: ``デプロイはどうやるの``). Thai, Lao, Khmer and Myanmar are
+    written without spaces, so one run there may be a sentence and is never taken for one
+    word.
+    """
+    match = _ONE_RUN.match(query)
+    if match is None:
+        return False
+    run = match.group(1)
+    if _NO_SPACES.search(run):
+        return False
+    if _KANJI_KANA.search(run):
+        return bool(_ONE_HAN_WORD.match(run) or _ONE_KANA_WORD.match(run))
+    return _CAPITAL.search(run, 1) is None
 
 
 def answered(best: float, mass: float, thresholds: Thresholds) -> bool:
