@@ -71,6 +71,10 @@ Rules about what a query is (issue 18, continued):
   less than :attr:`~memrecall.engine.scoring.judgement.Thresholds.answer_coverage` of
   its weight gets nothing (:func:`answered`): it is about something no memory knows
   ("a pivot table in Excel" against a memory that mentions a *table*).
+* **One ordinary word.** A turn that is one word and nothing else, written as
+  ordinary words are ("deploy", "Datenbank", "сервис", "数据库", "デプロイ"), gets nothing
+  (:func:`one_word`): it asks nothing, even when one memory owns the word. A word written
+  as names are (``VPN``, ``GitLab``) or an identifier (``billing-api``) is judged as below.
 * **One word.** A query with a single topical term (besides common words) is
   answered only when one memory stands out: its runner-up, older same-subject
   versions left aside, scores under :attr:`Params.paste_margin` of it. Else nothing
@@ -111,8 +115,8 @@ Rules about what a query is (issue 18, continued):
   postposition, not two words.
 
 These rules are module functions of :mod:`memrecall.engine.scoring.query_rules`
-(:func:`common_only`, :func:`count_runs`, :func:`lone_term`, :func:`stands_out`,
-re-exported here) so that the store's ranker
+(:func:`common_only`, :func:`count_runs`, :func:`lone_term`, :func:`one_word`,
+:func:`stands_out`, re-exported here) so that the store's ranker
 (:class:`memrecall.store.source.StoreRanker`) applies them as this index does; inflected
 forms are matched by :mod:`memrecall.engine.scoring.variants`.
 
@@ -235,6 +239,7 @@ __all__ = [
     "is_variant",
     "lone_term",
     "no_pause",
+    "one_word",
     "select_query_terms",
     "stands_out",
 ]
