@@ -98,7 +98,7 @@ class E5Embedder:
                 memo = self._memo
                 if memo is not None and text in memo:
                     return memo[text]
-                self._threads()
+                self._set_threads()
                 vector = [float(x) for x in self._model.query(text)]
                 if memo is not None:
                     memo[text] = vector
@@ -128,17 +128,17 @@ class E5Embedder:
             with self._spare_lock:
                 if self._spare is None:
                     self._spare = self._spare_factory()
-                self._threads()
+                self._set_threads()
                 vector = [float(x) for x in self._spare.passage(text)]
         else:
             with self._lock:
-                self._threads()
+                self._set_threads()
                 vector = [float(x) for x in self._model.passage(text)]
         if memo is not None:
             memo[text] = vector
         return vector
 
-    def _threads(self) -> None:
+    def _set_threads(self) -> None:
         """Set the calling thread's engine threads for the next embedding: one in a runtime
         (the engine is shared with the threads that rank, and with the event loop), every
         core while :meth:`remembering` (a replay)."""

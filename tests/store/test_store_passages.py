@@ -304,16 +304,24 @@ class StorePassagesFollowWrites(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.live))
     @rule(pick=st.integers(0, 10))
     def suppress(self, pick: int) -> None:
-        key = sorted(self.live)[pick % len(self.live)]
-        self.store.set_status("u1", self.live[key][0], Status.SUPPRESSED, self._tick())
-        self.hidden[key] = self.live.pop(key)
+        self._set_status(pick, self.live, self.hidden, Status.SUPPRESSED)
 
     @precondition(lambda self: bool(self.hidden))
     @rule(pick=st.integers(0, 10))
     def restore(self, pick: int) -> None:
-        key = sorted(self.hidden)[pick % len(self.hidden)]
-        self.store.set_status("u1", self.hidden[key][0], Status.ACTIVE, self._tick())
-        self.live[key] = self.hidden.pop(key)
+        self._set_status(pick, self.hidden, self.live, Status.ACTIVE)
+
+    def _set_status(
+        self,
+        pick: int,
+        source: dict[str, tuple[str, str]],
+        target: dict[str, tuple[str, str]],
+        status: Status,
+    ) -> None:
+        """Give the picked memory of ``source`` the ``status`` and move it to ``target``."""
+        key = sorted(source)[pick % len(source)]
+        self.store.set_status("u1", source[key][0], status, self._tick())
+        target[key] = source.pop(key)
 
     @precondition(lambda self: bool(self.live))
     @rule(pick=st.integers(0, 10))
