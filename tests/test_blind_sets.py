@@ -22,7 +22,9 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     "set-5.json": {
         "small-talk-heldout-5": (None, None, 43 / 48, None),
         "answerable-heldout-5": (0.9, 25 / 30, None, None),
-        "recency-heldout": (0.625, 0.3, None, 3 / 20),
+        # 0.625 until the weak evidence threshold moved with the common Thai words (rh-23
+        # lost its older version in fifth place to a memory now judged weak)
+        "recency-heldout": (0.6, 0.3, None, 3 / 20),
     },
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 36 / 40, None),
@@ -130,7 +132,8 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-33.json": {  # the same in twelve languages (cs, hi, id and uk new)
         "small-talk-heldout-33": (None, None, 200 / 238, None),
-        "answerable-heldout-33": (117.5 / 169, 90 / 169, None, None),
+        # 117.5 / 169 until the weak evidence threshold moved (ans-33b-207, fifth place)
+        "answerable-heldout-33": ((117.5 - 5 / 6) / 169, 90 / 169, None, None),
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 107 / 139, None),

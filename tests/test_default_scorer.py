@@ -491,9 +491,10 @@ def test_semantic_slice_stays_at_its_measured_value(
     floorless = evaluation.evaluate(load_corpus(FIXTURE), "fielded-without-answer-floor").slices[
         evaluation.SEMANTIC_SLICE
     ]
-    # without the floor one of them is still found (the other's evidence is now under the
-    # weak threshold taken from the middle of its tie)
-    assert floorless.recall_at_5 == pytest.approx(0.125)
+    # without the floor both are found: the weak evidence threshold is the middle of a tie
+    # of candidates, and that tie moved (0.2454 -> 0.2195) when common Thai words stopped
+    # giving the wrong memories of the fitted Thai questions evidence (thai_words)
+    assert floorless.recall_at_5 == pytest.approx(0.25)
 
 
 def test_shipped_thresholds_carry_their_provenance() -> None:
@@ -529,12 +530,13 @@ def test_rank_and_fast_in_one_pass_equal_the_separate_calls() -> None:
 
 
 def test_tiny_pools_can_still_be_judged_strong() -> None:
-    # idf is floored at a 20-document pool, so one matching memory is not "common".
+    # idf is floored at a 20-document pool (and judged at the calibration corpus's size),
+    # so one matching memory is not "common".
     runbook = doc("Deploy runbook", "how to deploy the api", name="runbook")
     for others in (0, 1, 4):
         pool = [runbook] + [doc(f"other topic {i}", name=f"o{i}") for i in range(others)]
         index = FieldedIndex.of(pool)
         assert index.fast("deploy runbook") == [0]
         assert index.fast("how do I deploy") == [0]
-    plain = FieldedIndex.of([runbook], params=Params(min_pool=1))
+    plain = FieldedIndex.of([runbook], params=Params(min_pool=1, fitted_pool=1))
     assert plain.fast("how do I deploy") == []  # without the floor: nothing is ever strong

@@ -6,6 +6,10 @@ it only add to documents the other terms matched. Everything a caller sees (the
 ranked matches with their scores and judgements, the fast result) must equal the
 index without the shortcut, bit for bit, and the shortcut must actually skip work
 where a word is in every document.
+
+The shortcut runs where a pool is judged on its own scale: pools as large as
+``Params.fitted_pool`` or larger (a smaller one is judged on the calibration corpus's scale
+and scored whole). These pools are small, so they are judged on their own scale here.
 """
 
 from __future__ import annotations
@@ -16,15 +20,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memrecall.engine.scoring.analysis import QueryTerm
-from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.fielded import FieldedIndex, Params
 from memrecall.events.documents import MemoryDocument
 from tests.factories import memory
 
 from .test_variant_scoring import _pools, _queries
 
+OWN_SCALE = Params(fitted_pool=1)
+
 
 def _without_shortcut(pool: list[MemoryDocument]) -> FieldedIndex:
-    index = FieldedIndex.of(pool)
+    index = FieldedIndex.of(pool, params=OWN_SCALE)
 
     def nothing_optional(selected: Sequence[QueryTerm], mass: float) -> set[int]:
         return set()
@@ -42,7 +48,7 @@ def _without_shortcut(pool: list[MemoryDocument]) -> FieldedIndex:
 def test_results_equal_the_index_without_the_shortcut(
     pool: list[MemoryDocument], queries: list[str], limit: int
 ) -> None:
-    index = FieldedIndex.of(pool)
+    index = FieldedIndex.of(pool, params=OWN_SCALE)
     plain = _without_shortcut(pool)
     for query in queries * 2:  # the second round is served from the caches
         assert index._ranked(query, (), limit, floor=True) == plain._ranked(
@@ -67,7 +73,7 @@ def test_a_word_in_every_document_only_adds_to_what_the_rare_words_matched() -> 
         for i in range(40)
     ]
     pool.append(memory("Quokka", "history note", "the quokka runbook history", name="rare"))
-    index = FieldedIndex.of(pool)
+    index = FieldedIndex.of(pool, params=OWN_SCALE)
     selected, mass, _ = index.query_terms("quokka history")
     assert index._optional(selected, mass) == {1}  # "history" cannot reach the floor alone
     kept, _, _, _ = index._scored("quokka history", floor=True)
@@ -90,7 +96,7 @@ def test_an_inflected_word_in_every_document_is_looked_up_with_its_credit() -> N
         for i in range(60)
     ]
     pool += [memory("Quokka deploy", "quokka deployed", "quokka", name=f"q{i}") for i in range(3)]
-    index = FieldedIndex.of(pool)
+    index = FieldedIndex.of(pool, params=OWN_SCALE)
     plain = _without_shortcut(pool)
     query = "quokka deploying"
     selected, mass, _ = index.query_terms(query)

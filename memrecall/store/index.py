@@ -26,7 +26,7 @@ import heapq
 import math
 from collections.abc import Callable, Collection
 
-from memrecall.engine.scoring.analysis import QueryTerm
+from memrecall.engine.scoring.analysis import QueryTerm, query_candidates
 from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.fielded import (
     FIELDS,
@@ -37,6 +37,7 @@ from memrecall.engine.scoring.fielded import (
     select_query_terms,
 )
 from memrecall.engine.scoring.freshness import freshness
+from memrecall.engine.scoring.query_rules import query_weight
 from memrecall.engine.scoring.time_rules import (
     DAY,
     later_versions,
@@ -226,6 +227,40 @@ class IncrementalIndex:
             return None
         count = self._count()
         return math.log(1.0 + (count - len(row) + 0.5) / (len(row) + 0.5))
+
+    def _fitted_idf(self, term: str) -> float | None:
+        """A term's idf as if the pool held ``params.fitted_pool`` documents."""
+        row = self._postings.get(term)
+        if row is None:
+            return None
+        count = max(len(self._features), self.params.fitted_pool)
+        return math.log(1.0 + (count - len(row) + 0.5) / (len(row) + 0.5))
+
+    def judged(
+        self, query: str, scores: dict[str, float], mass: float
+    ) -> tuple[dict[str, float], float, float]:
+        """``scores``, the query's weight and the largest idf read on the scale the
+        thresholds were fitted on (as ``FieldedIndex._judged``); a pool that large gives its
+        own figures back."""
+        fitted = max(len(self._features), self.params.fitted_pool)
+        if fitted <= self._count():
+            return scores, mass, self.idf_max()
+        fitted_max = math.log(1.0 + (fitted + 0.5) / 0.5)
+        weight = query_weight(query_candidates(query), self._fitted_idf, fitted_max)
+        judged = dict.fromkeys(scores, 0.0)
+        for qt in self.query_terms(query)[0]:
+            best: dict[str, float] = {}
+            for key, credit in self._keys(qt.term, qt.kind):
+                idf, scaled = self._idf(key), self._fitted_idf(key)
+                if idf is None or scaled is None:
+                    continue
+                ratio = credit * scaled / idf
+                for doc, value in self._term_values(key).items():
+                    if doc in judged and value * ratio > best.get(doc, 0.0):
+                        best[doc] = value * ratio
+            for doc, value in best.items():
+                judged[doc] += qt.weight * value
+        return judged, min(weight, self.params.saturation * fitted_max), fitted_max
 
     def _norm(self, doc: str) -> tuple[float, ...]:
         norm = self._norms.get(doc)

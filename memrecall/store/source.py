@@ -203,12 +203,12 @@ class StoreRanker:
         scores = index.scores(query)
         if not scores:
             return []
-        mass = index.mass(query)
-        idf_max = index.idf_max()
+        # coverage and evidence are judged on the calibration's scale (Params.fitted_pool)
+        judged, mass, idf_max = index.judged(query, scores, index.mass(query))
         lowest = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max) * (
             1 - 1e-9
         )
-        kept = {d: v for d, v in scores.items() if v >= lowest}
+        kept = {d: v for d, v in scores.items() if judged[d] >= lowest}
         paths = self._documents
         excluded = {paths[i].path for i in exclude if 0 <= i < len(paths)}
         # the query rules of FieldedIndex._ranked (fielded.py's docstring)
@@ -268,7 +268,7 @@ class StoreRanker:
         margin = params.paste_margin
         # contenders: the documents that could be answers, as FieldedIndex._ranked counts them
         floor = max(thresholds.weak_coverage * mass, thresholds.weak_evidence * idf_max)
-        contenders = [d for d in docs if kept[d] >= floor * (1 - 1e-9)]
+        contenders = [d for d in docs if judged[d] >= floor * (1 - 1e-9)]
         if pasted:
             # only a first document that stands out may be strong (FieldedIndex._unclear)
             stale.update(unclear(contenders, order, stale, margin))
@@ -276,7 +276,7 @@ class StoreRanker:
             return []  # one ordinary word asks nothing
         if not pasted and not answered(
             max(
-                (v for d, v in kept.items() if v >= floor * (1 - 1e-9) and d not in excluded),
+                (judged[d] for d in kept if judged[d] >= floor * (1 - 1e-9) and d not in excluded),
                 default=0.0,
             ),
             mass,
@@ -319,8 +319,8 @@ class StoreRanker:
 
         every = []  # (document, coverage, judgement by the thresholds alone)
         for doc in docs:
-            coverage = min(1.0, kept[doc] / mass) if mass > 0 else 0.0
-            every.append((doc, coverage, thresholds.judge(coverage, kept[doc] / idf_max)))
+            coverage = min(1.0, judged[doc] / mass) if mass > 0 else 0.0
+            every.append((doc, coverage, thresholds.judge(coverage, judged[doc] / idf_max)))
         first = every[:limit]
         judgements = in_turn(
             first,

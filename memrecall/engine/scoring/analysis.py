@@ -52,6 +52,8 @@ from collections.abc import Collection, Iterable, Iterator
 
 import regex
 
+from memrecall.engine.scoring.thai_words import common_trigrams
+
 __all__ = [
     "AMBIGUOUS_WORDS",
     "COMMON_BIGRAMS",
@@ -762,8 +764,11 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
     follows: dict[str, set[str]] = {}
     words: dict[str, set[str]] = {}
     lines = 0
+    sea_runs: list[list[str]] = []
     for line in query_text(query).splitlines():
         found = list(analyze(line))  # no term spans a line break
+        if any(kind == "sea" for kind, _ in found):
+            sea_runs.extend(_CLUSTER.findall(run) for run in _SEA_RUNS.findall(_cased(line)[0]))
         chain: list[str] = []  # the katakana bigrams of the word being read
         for (kind, before), (next_kind, term) in itertools.pairwise(found):
             if kind == next_kind == "cjk" and before[1] == term[0] and before != term:
@@ -782,8 +787,11 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
         lines += bool(line.strip())
     distinct = _distinct(pairs, limit)
     ambiguous = ambiguous_common(spread)
+    thai = common_trigrams(sea_runs) if sea_runs else frozenset()
     for qt in distinct:
-        if qt.term in ambiguous and qt.kind == "word" and not qt.common:
+        if not qt.common and (
+            (qt.kind == "word" and qt.term in ambiguous) or (qt.kind == "sea" and qt.term in thai)
+        ):
             qt.weight *= COMMON_WEIGHT
             qt.common = True
         if qt.term in follows:

@@ -111,8 +111,18 @@ class Params:
     min_pool: int = 20
     """idf is computed as if the pool held at least this many documents. In a
     tree of a handful of memories every word is "common" by the plain formula,
-    so nothing could ever be judged strong; pools this size or larger (like the
-    calibration corpus) are unaffected."""
+    so nothing could ever be judged strong."""
+    fitted_pool: int = 124
+    """What the thresholds judge, a match's coverage and evidence, is read as if the pool
+    held at least this many documents (the others holding none of the query's terms): the
+    size of the calibration corpus, the scale the thresholds were fitted on
+    (``thresholds.json``'s provenance; a test checks the two agree). By the pool's own idf
+    a word in two of sixteen memories weighs 0.79 of the rarest possible word, and 0.90 in
+    two of 124; a query's words that no memory holds weigh the rarest. So in a small tree a
+    question's coverage and evidence fell under thresholds fitted on a larger one, and
+    questions went unanswered (issue 18: each language of sets 34 to 36 alone in its pool).
+    The order of the matches stays the pool's own: what is rare in this tree. Pools this
+    size or larger are unaffected."""
     talk_share: float = 1 / 3
     """On plain small talk (:attr:`~memrecall.engine.scoring.turn_model.Reading.PLAIN_TALK`),
     the share of the turn's weight a memory must match to stay strong: a memory that

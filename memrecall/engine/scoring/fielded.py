@@ -157,6 +157,7 @@ import attrs
 from memrecall.engine.render import MAX_FAST_DOCS
 from memrecall.engine.scoring.analysis import (
     QueryTerm,
+    query_candidates,
     query_text,
     query_words,
     vietnamese_words,
@@ -198,6 +199,7 @@ from memrecall.engine.scoring.query_rules import (
     lone_term,
     loose_syllables,
     one_word,
+    query_weight,
     select_query_terms,
     stands_out,
 )
@@ -379,6 +381,11 @@ class FieldedIndex:
             for i in range(len(FIELDS))
         )
         self._idf_max = math.log(1.0 + (count + 0.5) / 0.5)
+        # what the thresholds judge is read at the calibration corpus's size (fitted_pool)
+        self._fitted_count = max(len(order), p.fitted_pool)
+        self._fitted_max = (
+            math.log(1.0 + (self._fitted_count + 0.5) / 0.5) if self._fitted_count > count else None
+        )
         self._values: dict[str, tuple[Sequence[int], tuple[float, ...]]] = {}
         self._variants: dict[str, list[tuple[str, float]]] = {}
         self._merged: dict[str, tuple[Sequence[int], Sequence[float]]] = {}
@@ -475,6 +482,39 @@ class FieldedIndex:
         if df is None:
             return None
         return math.log(1.0 + (self._count - df + 0.5) / (df + 0.5))
+
+    def _fitted_idf(self, term: str) -> float | None:
+        """A term's idf as if the pool held :attr:`Params.fitted_pool` documents."""
+        df = self._df.get(term)
+        if df is None:
+            return None
+        return math.log(1.0 + (self._fitted_count - df + 0.5) / (df + 0.5))
+
+    def _judged(
+        self, query: str, scores: dict[int, float], mass: float
+    ) -> tuple[dict[int, float], float, float]:
+        """``scores``, the query's weight and the largest idf, read on the scale the
+        thresholds were fitted on (:attr:`Params.fitted_pool`): each index term's value times
+        its idf there over its idf here, the best credited variant kept. A pool that large
+        gives its own figures back."""
+        fitted_max = self._fitted_max
+        if fitted_max is None:
+            return scores, mass, self._idf_max
+        weight = query_weight(query_candidates(query), self._fitted_idf, fitted_max)
+        judged = dict.fromkeys(scores, 0.0)
+        for qt in self.query_terms(query)[0]:
+            best: dict[int, float] = {}
+            for key, credit in self._keys(qt.term, qt.kind):
+                idf, fitted = self._idf(key), self._fitted_idf(key)
+                if idf is None or fitted is None:
+                    continue
+                ratio = credit * fitted / idf
+                for doc, value in zip(*self._term_postings(key), strict=True):
+                    if doc in judged and value * ratio > best.get(doc, 0.0):
+                        best[doc] = value * ratio
+            for doc, value in best.items():
+                judged[doc] += qt.weight * value
+        return judged, min(weight, self.params.saturation * fitted_max), fitted_max
 
     def _term_postings(self, term: str) -> tuple[Sequence[int], tuple[float, ...]]:
         """An index term's documents (pool positions) and values, computed once per index.
@@ -704,10 +744,11 @@ class FieldedIndex:
                 scores[doc] = get(doc, 0.0) + weight * best
         return True
 
-    def _floor(self, mass: float) -> float:
-        """The lowest score a document judged weak (or better) can have for this query."""
+    def _floor(self, mass: float, idf_max: float | None = None) -> float:
+        """The lowest score a document judged weak (or better) can have for this query
+        (``idf_max``: the largest idf on the scale it is judged, by default the pool's)."""
         t = self.thresholds
-        return max(t.weak_coverage * mass, t.weak_evidence * self._idf_max)
+        return max(t.weak_coverage * mass, t.weak_evidence * (idf_max or self._idf_max))
 
     def _ranked(
         self,
@@ -725,11 +766,17 @@ class FieldedIndex:
         callers can derive several answers from one pass); ``turns`` reads the turn
         instead of :attr:`turns` (one call's reader: :meth:`_one_turn`).
         """
-        scores, mass, terms, pasted = self._scored(query, floor=floor)
+        fitted = self._fitted_max is not None
+        # MaxScore skips documents under the floor on the pool's scale: not the judged one
+        scores, mass, terms, pasted = self._scored(query, floor=floor and not fitted)
         if not scores:
             return []
-        lowest = self._floor(mass) * (1 - 1e-9) if floor else 0.0
-        own = {i: v for i, v in scores.items() if v > 0.0 and v >= lowest and i not in exclude}
+        # coverage and evidence are judged on the calibration's scale (Params.fitted_pool)
+        judged, mass, idf_max = self._judged(query, scores, mass)
+        lowest = self._floor(mass, idf_max) * (1 - 1e-9) if floor else 0.0
+        own = {
+            i: v for i, v in scores.items() if v > 0.0 and judged[i] >= lowest and i not in exclude
+        }
         muted = self._common_only(own, terms)
         words = query_words(query)
         if not pasted:
@@ -795,13 +842,15 @@ class FieldedIndex:
             # Contenders: documents that could be answers (over the weak floor, not muted),
             # with or without ``floor``, so that rank() and matches() decide alike; an older
             # version does not compete with its update.
-            answers = self._floor(mass) * (1 - 1e-9)
-            best = max((v for i, v in own.items() if i not in muted and v >= answers), default=0.0)
+            answers = self._floor(mass, idf_max) * (1 - 1e-9)
+            best = max(
+                (judged[i] for i in own if i not in muted and judged[i] >= answers), default=0.0
+            )
             if one_word(query) or not answered(best, mass, self.thresholds):
                 muted.update(ranked)
             elif lone is not None:
                 contenders = [
-                    i for i in ranked if i not in stale and i not in muted and own[i] >= answers
+                    i for i in ranked if i not in stale and i not in muted and judged[i] >= answers
                 ]
                 if not stands_out(contenders, order, self.params.paste_margin):
                     muted.update(ranked)
@@ -824,11 +873,10 @@ class FieldedIndex:
                 )
             )
         judge = self.thresholds.judge
-        idf_max = self._idf_max
         every = []  # (document, coverage, judgement by the thresholds alone)
         for i in ranked:
-            coverage = min(1.0, own[i] / mass) if mass > 0 else 0.0
-            by_thresholds = Judgement.NONE if i in muted else judge(coverage, own[i] / idf_max)
+            coverage = min(1.0, judged[i] / mass) if mass > 0 else 0.0
+            by_thresholds = Judgement.NONE if i in muted else judge(coverage, judged[i] / idf_max)
             every.append((i, coverage, by_thresholds))
         # whether a memory explains the turn is judged over every ranked one, so that the
         # fast result and a longer ranking agree on it
@@ -853,7 +901,7 @@ class FieldedIndex:
                     own[i],
                     judgement,
                     coverage,
-                    own[i] / idf_max,
+                    judged[i] / idf_max,
                     newer.get(i),
                     i in outranked,
                 )

@@ -40,6 +40,7 @@ __all__ = [
     "lone_term",
     "loose_syllables",
     "one_word",
+    "query_weight",
     "select_query_terms",
     "stands_out",
 ]
@@ -68,12 +69,7 @@ def select_query_terms(
     ``idf_max``.
     """
     found = query_candidates(query)
-    mass = 0.0
-    for qt in found:
-        known = idf(qt.term)
-        if known is None and qt.kind == IDENTIFIER:
-            continue  # an identifier no memory has: its words already weigh the query
-        mass += qt.weight * (idf_max if known is None else known)
+    mass = query_weight(found, idf, idf_max)
     if len(found) <= MAX_QUERY_TERMS:
         return found, mass, False
     specific = []
@@ -83,6 +79,21 @@ def select_query_terms(
         specific.append((-qt.weight * best, position))
     kept = sorted(position for _, position in heapq.nsmallest(MAX_QUERY_TERMS, specific))
     return [found[position] for position in kept], mass, True
+
+
+def query_weight(
+    found: Iterable[QueryTerm], idf: Callable[[str], float | None], idf_max: float
+) -> float:
+    """The weight of a query's candidate terms (:func:`select_query_terms`): weight × idf
+    summed, a term no memory has at ``idf_max``, an identifier no memory has not at all (its
+    words already weigh the query)."""
+    mass = 0.0
+    for qt in found:
+        known = idf(qt.term)
+        if known is None and qt.kind == IDENTIFIER:
+            continue
+        mass += qt.weight * (idf_max if known is None else known)
+    return mass
 
 
 def heaviest_terms(

@@ -1,0 +1,113 @@
+"""Blind sets 34 to 36 with each language alone in its pool (issue 18).
+
+    uv run python scripts/one_language_pools.py [--fitted-pool N] [--scorer NAME] [--turns]
+
+Sets 34, 35 and 36 give every language sixteen memories of its own, with its questions and
+small talk written in it. ``tests/test_blind_sets.py`` joins each set to the corpus, as a
+pool of some 250 memories in many languages; the issue's held-out pools are one person's
+tree in one language. Here each language's memories are a pool of their own (sixteen
+documents) and only that language's turns are asked. Printed per language, then pooled: the
+small talk left silent, the questions left silent, no-result precision (the share of silent
+turns that were small talk), and the questions whose first memory is their ``top`` and those
+with a relevant memory in their five. ``--fitted-pool`` sets ``Params.fitted_pool`` (the
+scale coverage and evidence are judged on; 1 judges each pool on its own scale), ``--scorer``
+one of ``memrecall eval``'s (``fielded`` by default), and ``--turns`` lists the small talk
+that gets a memory and the questions left silent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from memrecall.engine.scoring.fielded import FieldedIndex, Params
+from memrecall.sources.turn_reader import background_passage_embedder, default_turns
+from memrecall.tooling import evaluation
+from memrecall.tooling.evaluation import evaluate, parse_corpus
+
+BLIND = Path(__file__).parent.parent / "tests" / "fixtures" / "blind"
+SETS = ("set-34.json", "set-35.json", "set-36.json")
+
+
+def _pools() -> list[tuple[str, str, dict[str, object]]]:
+    """(set, language, corpus object) for every language of :data:`SETS`."""
+    out = []
+    for name in SETS:
+        data = json.loads((BLIND / name).read_text("utf-8"))
+        for lang in sorted({c["lang"] for c in data["cases"]}):
+            documents = [d for d in data["documents"] if f"-{lang}-" in d["id"]]
+            cases = [c for c in data["cases"] if c["lang"] == lang]
+            out.append(
+                (name, lang, {"name": f"{name} {lang}", "documents": documents, "cases": cases})
+            )
+    return out
+
+
+def _percent(part: int, whole: int) -> str:
+    return "n/a" if not whole else f"{100 * part / whole:.1f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fitted-pool", type=int, default=None)
+    parser.add_argument("--scorer", default="fielded")
+    parser.add_argument("--turns", action="store_true")
+    args = parser.parse_args(argv)
+    scorer = args.scorer
+    if args.fitted_pool is not None:
+        params = Params(fitted_pool=args.fitted_pool)
+        scorer = f"fielded, fitted_pool={args.fitted_pool}"
+        evaluation.SCORERS[scorer] = lambda documents: FieldedIndex.of(
+            documents, turns=default_turns(), passage=background_passage_embedder(), params=params
+        )
+    # per language: talk, talk silent, questions, questions silent, top-1, any relevant in 5
+    totals: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
+    listed = []
+    for name, lang, data in _pools():
+        corpus = parse_corpus(data)
+        report = evaluate(corpus, scorer)
+        cases = {c.id: c for c in corpus.cases}
+        row = totals[lang]
+        for result in report.results:
+            case = cases[result.id]
+            if not case.relevant:
+                row[0] += 1
+                row[1] += not result.selected
+                if result.selected:
+                    listed.append(f"{name} {lang} small talk answered: {case.query!r}")
+                continue
+            row[2] += 1
+            row[3] += not result.selected
+            row[4] += bool(result.selected) and result.selected[0] == case.top
+            row[5] += bool(set(result.selected) & set(case.relevant))
+            if not result.selected:
+                listed.append(f"{name} {lang} question left silent: {case.query!r}")
+    print(f"scorer: {scorer}; each language of {', '.join(SETS)} alone in its pool\n")
+    print(
+        "| language | small talk | silent | questions | silent | no-result precision | top-1"
+        " | relevant in 5 |"
+    )
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
+    every = [0] * 6
+    for lang, row in sorted(totals.items()):
+        every = [a + b for a, b in zip(every, row, strict=True)]
+        print(_row(lang, row))
+    print(_row("all", every))
+    if args.turns:
+        print("\n" + "\n".join(listed))
+
+
+def _row(label: str, row: list[int]) -> str:
+    talk, quiet, questions, unanswered, top, found = row
+    return (
+        f"| {label} | {talk} | {_percent(quiet, talk)} | {questions} | {unanswered} | "
+        f"{_percent(quiet, quiet + unanswered)} | {_percent(top, questions)} | "
+        f"{_percent(found, questions)} |"
+    )
+
+
+if __name__ == "__main__":
+    main()
