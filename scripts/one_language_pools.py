@@ -1,8 +1,9 @@
-"""Blind sets 34 to 36 with each language alone in its pool (issue 18).
+"""Blind sets 34 to 37 with each language alone in its pool (issue 18).
 
-    uv run python scripts/one_language_pools.py [--fitted-pool N] [--scorer NAME] [--turns]
+    uv run python scripts/one_language_pools.py [--sets 34 35 ...] [--fitted-pool N]
+        [--scorer NAME] [--turns]
 
-Sets 34, 35 and 36 give every language sixteen memories of its own, with its questions and
+Sets 34 to 37 give every language sixteen memories of its own, with its questions and
 small talk written in it. ``tests/test_blind_sets.py`` joins each set to the corpus, as a
 pool of some 250 memories in many languages; the issue's held-out pools are one person's
 tree in one language. Here each language's memories are a pool of their own (sixteen
@@ -18,31 +19,15 @@ that gets a memory and the questions left silent.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
-from pathlib import Path
 
 from memrecall.engine.scoring.fielded import FieldedIndex, Params
 from memrecall.sources.turn_reader import background_passage_embedder, default_turns
 from memrecall.tooling import evaluation
-from memrecall.tooling.evaluation import evaluate, parse_corpus
+from memrecall.tooling.evaluation import evaluate
+from tests.test_one_language_pools import pools
 
-BLIND = Path(__file__).parent.parent / "tests" / "fixtures" / "blind"
-SETS = ("set-34.json", "set-35.json", "set-36.json")
-
-
-def _pools() -> list[tuple[str, str, dict[str, object]]]:
-    """(set, language, corpus object) for every language of :data:`SETS`."""
-    out = []
-    for name in SETS:
-        data = json.loads((BLIND / name).read_text("utf-8"))
-        for lang in sorted({c["lang"] for c in data["cases"]}):
-            documents = [d for d in data["documents"] if f"-{lang}-" in d["id"]]
-            cases = [c for c in data["cases"] if c["lang"] == lang]
-            out.append(
-                (name, lang, {"name": f"{name} {lang}", "documents": documents, "cases": cases})
-            )
-    return out
+SETS = (34, 35, 36, 37)
 
 
 def _percent(part: int, whole: int) -> str:
@@ -52,6 +37,7 @@ def _percent(part: int, whole: int) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", type=int, nargs="+", default=list(SETS))
     parser.add_argument("--fitted-pool", type=int, default=None)
     parser.add_argument("--scorer", default="fielded")
     parser.add_argument("--turns", action="store_true")
@@ -66,8 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     # per language: talk, talk silent, questions, questions silent, top-1, any relevant in 5
     totals: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
     listed = []
-    for name, lang, data in _pools():
-        corpus = parse_corpus(data)
+    for name, lang, corpus in pools(tuple(args.sets)):
         report = evaluate(corpus, scorer)
         cases = {c.id: c for c in corpus.cases}
         row = totals[lang]
@@ -85,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
             row[5] += bool(set(result.selected) & set(case.relevant))
             if not result.selected:
                 listed.append(f"{name} {lang} question left silent: {case.query!r}")
-    print(f"scorer: {scorer}; each language of {', '.join(SETS)} alone in its pool\n")
+    names = ", ".join(f"set-{n}" for n in args.sets)
+    print(f"scorer: {scorer}; each language of {names} alone in its pool\n")
     print(
         "| language | small talk | silent | questions | silent | no-result precision | top-1"
         " | relevant in 5 |"

@@ -432,6 +432,19 @@ STOPWORDS = frozenset(
     chị chúng vào từ lại nhưng hoặc thế vậy sao nhiều lắm hơn đến tại còn thôi nhé
     على إلى هذا هذه ذلك تلك التي الذي هل كيف ماذا لماذا متى أين كان كانت لكن لقد بعد قبل عند
     شكرا جزيلا مرحبا
+    darf darfst dürfen durfte will willst wollen wollte wolltest möchte möchtest möchten
+    konnte könnte könnten musste müsste sollst solltest hab hatte hätte hätten wäre wären
+    waren nochmal nochmals dazu damit davon dafür darauf darüber deshalb trotzdem sonst
+    cet celui celle ceux celles fais veut veulent voudrais pourrais pourrait devrais
+    devrait serait serais étais étaient avais
+    conmigo contigo aquel aquella aquello esos esas podría debería sería estaba tenía había
+    hemos habéis querría
+    pra pras comigo contigo conosco dele dela deles delas nele nela aquilo estes estas esses
+    essas podia poderia queria devia deveria estava seria tava
+    vorrei potrei dovrei sarebbe puoi possiamo devi deve dobbiamo vuoi vuole ero erano stai
+    sto stanno fai faccio suoi vostro vostra
+    хочешь хотел хотела могу можешь может мог могла должен должна буду будешь который
+    которая которые которого свою своей моей моего твоя твои наша наши нашей ваша ваши
     """.split()
 )
 """Function words (articles, pronouns, prepositions, conjunctions, auxiliaries and question
@@ -443,7 +456,10 @@ in English (``son``, ``hat``, ``bin``, ``war``, ``man``, ``comment``, ``mon``, `
 also *summer*; Vietnamese ``vẫn``, ``bạn``, ``một`` and ``rất`` fold to ``van``, ``ban``,
 ``mot`` and ``rat``), and words that are also common first names (``ali``, ``anh``,
 ``minh``); in a query written in their language some of them count as common words
-(:data:`AMBIGUOUS_WORDS`).
+(:data:`AMBIGUOUS_WORDS`). The last lines are the modal verbs, conditionals, past auxiliaries,
+demonstratives and pronoun forms a question is phrased with in German, French, Spanish,
+Portuguese, Italian and Russian (*darf*, *wollte*, *pourrait*, *podría*, *comigo*, *vorrei*,
+*могу*); French *font* (they do) and Italian *sue* (her) are left out, English words.
 Dropped from queries: they carry no topic. Words shorter than three letters become terms only with a
 digit, or as capital acronyms (:func:`is_acronym`)."""
 
@@ -483,7 +499,7 @@ COMMON_WORDS = frozenset(
     sehen machen mache macht vielleicht brauche brauchen nie neue neuen nächste nächsten nett
     nichts alte alten schnell wirklich richtig sagen sagt scheint zeigen bald anfangen sachen
     sache nehmen ding dinge denken denke heute zeit versuchen benutzen nutzen wollen arbeiten
-    funktioniert
+    funktioniert fertig setzen stellen legen
     otra vez otro pregunta preguntar volver mejor mejores grande pequeño llamar venir viene
     cualquier encontrar primero primera olvidé olvidar conseguir ir voy bueno genial creo pasa
     pasó ayudar saber sé último última gusta poco largo mirar ver parece necesito necesitar

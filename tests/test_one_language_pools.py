@@ -1,0 +1,57 @@
+"""Blind sets 34 to 37 with each language alone in its pool: one person's tree in one
+language, the shape of the issue's held-out pools (issue 18). tests/test_blind_sets.py joins
+each set to the corpus, a pool of some 250 memories; here each language's sixteen memories are
+the whole pool, and only that language's turns are asked. The figures are floors (the
+``words`` scorer, so that no passage is embedded: seconds, not a minute), measured when the
+judgement moved to the calibration corpus's scale (Params.fitted_pool);
+``scripts/one_language_pools.py`` prints them per language, for any scorer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memrecall.tooling.evaluation import Corpus, evaluate, parse_corpus
+
+BLIND = Path(__file__).parent / "fixtures" / "blind"
+SETS = (34, 35, 36, 37)
+
+# words, all four sets: small talk left silent, questions answered, first memory right
+# (490 small-talk turns, 534 questions; before the fitted scale: 419, 475 and 418)
+FLOORS = {"small talk silent": 420, "questions answered": 493, "top-1": 431}
+
+
+def pools(sets: tuple[int, ...] = SETS) -> list[tuple[str, str, Corpus]]:
+    """(set file, language, its corpus) for every language of ``sets``: the language's
+    memories and its turns alone."""
+    out = []
+    for name in (f"set-{n}.json" for n in sets):
+        data = json.loads((BLIND / name).read_text("utf-8"))
+        for lang in sorted({c["lang"] for c in data["cases"]}):
+            documents = [d for d in data["documents"] if f"-{lang}-" in d["id"]]
+            cases = [c for c in data["cases"] if c["lang"] == lang]
+            corpus = parse_corpus(
+                {"name": f"{name} {lang}", "documents": documents, "cases": cases}
+            )
+            out.append((name, lang, corpus))
+    return out
+
+
+def test_each_language_alone_stays_at_its_measured_figures(semantic_turns: None) -> None:
+    counts = dict.fromkeys(FLOORS, 0)
+    total = 0
+    for _, _, corpus in pools():
+        assert len(corpus.documents) == 16
+        report = evaluate(corpus, "words")
+        cases = {c.id: c for c in corpus.cases}
+        for result in report.results:
+            case = cases[result.id]
+            if not case.relevant:
+                counts["small talk silent"] += not result.selected
+                continue
+            total += 1
+            counts["questions answered"] += bool(result.selected)
+            counts["top-1"] += bool(result.selected) and result.selected[0] == case.top
+    assert total == 534
+    for name, floor in FLOORS.items():
+        assert counts[name] >= floor, (name, counts[name])
