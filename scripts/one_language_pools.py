@@ -1,9 +1,9 @@
-"""Blind sets 34 to 37 with each language alone in its pool (issue 18).
+"""Blind sets 34 to 38 with each language alone in its pool (issue 18).
 
     uv run python scripts/one_language_pools.py [--sets 34 35 ...] [--fitted-pool N]
         [--scorer NAME] [--turns]
 
-Sets 34 to 37 give every language sixteen memories of its own, with its questions and
+Sets 34 to 38 give every writer's language sixteen memories of its own, with its questions and
 small talk written in it. ``tests/test_blind_sets.py`` joins each set to the corpus, as a
 pool of some 250 memories in many languages; the issue's held-out pools are one person's
 tree in one language. Here each language's memories are a pool of their own (sixteen
@@ -27,7 +27,7 @@ from memrecall.tooling import evaluation
 from memrecall.tooling.evaluation import evaluate
 from tests.test_one_language_pools import pools
 
-SETS = (34, 35, 36, 37)
+SETS = (34, 35, 36, 37, 38)
 
 
 def _percent(part: int, whole: int) -> str:

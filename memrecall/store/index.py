@@ -26,14 +26,13 @@ import heapq
 import math
 from collections.abc import Callable, Collection
 
-from memrecall.engine.scoring.analysis import QueryTerm, query_candidates
+from memrecall.engine.scoring.analysis import QueryTerm, is_plain_word, query_candidates
 from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.fielded import (
     FIELDS,
     DocumentFeatures,
     Params,
     heaviest_terms,
-    is_variant,
     select_query_terms,
 )
 from memrecall.engine.scoring.freshness import freshness
@@ -45,6 +44,7 @@ from memrecall.engine.scoring.time_rules import (
     similarity,
     subject_of,
 )
+from memrecall.engine.scoring.variants import index_terms
 
 __all__ = ["IncrementalIndex"]
 
@@ -298,27 +298,9 @@ class IncrementalIndex:
         return out
 
     def _keys(self, term: str, kind: str) -> list[tuple[str, float]]:
-        keys: list[tuple[str, float]] = []
-        if term in self._postings:
-            keys.append((term, 1.0))
-        if kind == "word":
-            vocabulary = self._vocabulary
-            candidates = set()
-            stem = term[: max(4, len(term) - 4)]
-            if len(stem) >= 4:
-                start = bisect.bisect_left(vocabulary, stem)
-                while start < len(vocabulary) and vocabulary[start].startswith(stem):
-                    candidates.add(vocabulary[start])
-                    start += 1
-            for shorter in (term[:-1], term[:-2]):
-                if shorter in self._postings:
-                    candidates.add(shorter)
-            for longer in (term + "s", term + "es"):
-                if longer in self._postings:
-                    candidates.add(longer)
-            variant = self.params.variant
-            keys.extend((key, variant) for key in sorted(candidates) if is_variant(term, key))
-        return keys
+        return index_terms(
+            term, kind, self._postings, self._vocabulary, self.params.variant, plain=is_plain_word
+        )
 
     def _credit(self, term: str, kind: str) -> _Values:
         cached = self._credited.get(term)

@@ -72,6 +72,7 @@ __all__ = [
     "fold",
     "identifier_counts",
     "is_identifier",
+    "is_plain_word",
     "katakana_bigrams",
     "query_candidates",
     "query_terms",
@@ -650,6 +651,12 @@ def _word_weight(word: str) -> float:
     if word in _STOP:
         return 0.0
     return COMMON_WEIGHT if word in _COMMON or _common_stem(word) else 1.0
+
+
+def is_plain_word(word: str) -> bool:
+    """Whether a word term (folded, as :func:`analyze` gives it) is neither a function word
+    (:data:`STOPWORDS`) nor a common one (:data:`COMMON_WORDS`): one that may name a topic."""
+    return _word_weight(word) == 1.0
 
 
 class QueryTerm:

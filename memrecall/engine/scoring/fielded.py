@@ -157,6 +157,7 @@ import attrs
 from memrecall.engine.render import MAX_FAST_DOCS
 from memrecall.engine.scoring.analysis import (
     QueryTerm,
+    is_plain_word,
     query_candidates,
     query_text,
     query_words,
@@ -572,7 +573,9 @@ class FieldedIndex:
         cached = self._variants.get(term)
         if cached is not None:
             return cached
-        keys = index_terms(term, kind, self._df, self._vocabulary, self.params.variant)
+        keys = index_terms(
+            term, kind, self._df, self._vocabulary, self.params.variant, plain=is_plain_word
+        )
         if len(self._variants) < 50_000:
             self._variants[term] = keys
         return keys
