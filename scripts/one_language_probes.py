@@ -4,6 +4,7 @@ docs/evaluation.md quotes for them ("pools in one language, one ordinary word").
     uv run python scripts/one_language_probes.py veto --through 35
     uv run python scripts/one_language_probes.py foreign --through 32
     uv run python scripts/one_language_probes.py generic-titles
+    uv run python scripts/one_language_probes.py nearest-alone --through 37
 
 ``veto``: every blind set up to ``--through`` joined to the corpus in one pool; for each case
 the ranking answers, the cosine between the turn and its first memory's passage. Printed: the
@@ -15,6 +16,12 @@ relevant memory in their five, and the same for turns in the language of that me
 terms no memory has, the reader's probability and the nearest passage. Printed: what answering
 with the nearest passage would do when that share is at most one half, the reader is under 0.1
 and the cosine at least 0.82.
+
+``nearest-alone``: each language of sets 34 to ``--through`` alone in its pool
+(``tests/test_one_language_pools.py``); for the turns the ranking leaves silent, the cosine of
+the turn to its nearest passage and the reader's probability. Printed: how many silent
+questions and small-talk turns answering with the nearest passage would answer, and how many of
+those questions rightly, at each pair of cutoffs.
 
 ``generic-titles``: sets 34 and 35 rewritten so that a memory whose title another memory of the
 set shares, with an empty description, gets its body's first sentence as description (a bound
@@ -40,6 +47,7 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import nearest
 from memrecall.sources.turn_reader import default_turns, passage_embedder, remembering
 from memrecall.tooling.evaluation import Corpus, load_corpus
+from tests.test_one_language_pools import pools
 
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
 BLIND = FIXTURES / "blind"
@@ -117,6 +125,48 @@ def foreign(through: int) -> list[str]:
 _SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s*")
 
 
+def nearest_alone(through: int) -> list[str]:
+    """The figures of answering silent turns with the nearest passage, each language alone."""
+    turns = default_turns()
+    silent = []  # (a question, its nearest passage relevant, cosine, reader's probability)
+    for _, _, corpus in pools(tuple(range(34, through + 1))):
+        index = FieldedIndex.of(
+            corpus.documents, turns=turns, passage=passage_embedder(wanted=True)
+        )
+        vectors = [index.passage(i) for i in range(len(corpus.documents))]
+        for case in corpus.cases:
+            if index.rank(case.query, 5):
+                continue
+            turn = turns.embed(case.query)
+            (first,) = nearest(turn, vectors, depth=1)
+            vector = vectors[first]
+            assert vector is not None
+            relevant = corpus.ids[first] in case.relevant
+            silent.append(
+                (
+                    bool(case.relevant),
+                    relevant,
+                    _cosine(turn, vector),
+                    turns.probability(case.query),
+                )
+            )
+    questions = sum(q for q, _, _, _ in silent)
+    lines = [
+        f"silent questions {questions} (nearest passage relevant for "
+        f"{sum(r for q, r, _, _ in silent if q)}), silent small talk {len(silent) - questions}",
+        "| cosine at least | reader under | questions answered | rightly | small talk answered |",
+        "|--:|--:|--:|--:|--:|",
+    ]
+    for cosine in (0.80, 0.82, 0.84, 0.86):
+        for reader in (0.05, 0.1, 0.3, 1.01):
+            kept = [(q, r) for q, r, c, p in silent if c >= cosine and p < reader]
+            lines.append(
+                f"| {cosine} | {reader} | {sum(q for q, _ in kept)} | "
+                f"{sum(r for q, r in kept if q)} | {sum(not q for q, _ in kept)} |"
+            )
+    return lines
+
+
 def generic_titles() -> list[str]:
     """The question rows of sets 34 and 35 with generic titles' subjects read from the body."""
     lines = []
@@ -138,7 +188,7 @@ def generic_titles() -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     """Print one probe's figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("probe", choices=("veto", "foreign", "generic-titles"))
+    parser.add_argument("probe", choices=("veto", "foreign", "generic-titles", "nearest-alone"))
     parser.add_argument("--through", type=int, default=36, help="the last blind set joined")
     args = parser.parse_args(argv)
     with remembering():
@@ -146,6 +196,8 @@ def main(argv: list[str] | None = None) -> None:
             out = veto(args.through)
         elif args.probe == "foreign":
             out = foreign(args.through)
+        elif args.probe == "nearest-alone":
+            out = nearest_alone(args.through)
         else:
             out = generic_titles()
     print("\n".join(out))
