@@ -26,7 +26,7 @@ import heapq
 import math
 from collections.abc import Callable, Collection
 
-from memrecall.engine.scoring.analysis import QueryTerm, is_plain_word, query_candidates
+from memrecall.engine.scoring.analysis import QueryTerm, is_plain_word
 from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.fielded import (
     FIELDS,
@@ -36,7 +36,7 @@ from memrecall.engine.scoring.fielded import (
     select_query_terms,
 )
 from memrecall.engine.scoring.freshness import freshness
-from memrecall.engine.scoring.query_rules import query_weight
+from memrecall.engine.scoring.query_rules import on_fitted_scale
 from memrecall.engine.scoring.time_rules import (
     DAY,
     later_versions,
@@ -246,21 +246,18 @@ class IncrementalIndex:
         if fitted <= self._count():
             return scores, mass, self.idf_max()
         fitted_max = math.log(1.0 + (fitted + 0.5) / 0.5)
-        weight = query_weight(query_candidates(query), self._fitted_idf, fitted_max)
-        judged = dict.fromkeys(scores, 0.0)
-        for qt in self.query_terms(query)[0]:
-            best: dict[str, float] = {}
-            for key, credit in self._keys(qt.term, qt.kind):
-                idf, scaled = self._idf(key), self._fitted_idf(key)
-                if idf is None or scaled is None:
-                    continue
-                ratio = credit * scaled / idf
-                for doc, value in self._term_values(key).items():
-                    if doc in judged and value * ratio > best.get(doc, 0.0):
-                        best[doc] = value * ratio
-            for doc, value in best.items():
-                judged[doc] += qt.weight * value
-        return judged, min(weight, self.params.saturation * fitted_max), fitted_max
+        judged, weight = on_fitted_scale(
+            query,
+            scores,
+            self.query_terms(query)[0],
+            keys=self._keys,
+            idf=self._idf,
+            fitted_idf=self._fitted_idf,
+            values=lambda key: self._term_values(key).items(),
+            fitted_max=fitted_max,
+            saturation=self.params.saturation,
+        )
+        return judged, weight, fitted_max
 
     def _norm(self, doc: str) -> tuple[float, ...]:
         norm = self._norms.get(doc)

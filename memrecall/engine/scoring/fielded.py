@@ -158,7 +158,6 @@ from memrecall.engine.render import MAX_FAST_DOCS
 from memrecall.engine.scoring.analysis import (
     QueryTerm,
     is_plain_word,
-    query_candidates,
     query_text,
     query_words,
     vietnamese_words,
@@ -199,8 +198,8 @@ from memrecall.engine.scoring.query_rules import (
     heaviest_terms,
     lone_term,
     loose_syllables,
+    on_fitted_scale,
     one_word,
-    query_weight,
     select_query_terms,
     stands_out,
 )
@@ -501,21 +500,18 @@ class FieldedIndex:
         fitted_max = self._fitted_max
         if fitted_max is None:
             return scores, mass, self._idf_max
-        weight = query_weight(query_candidates(query), self._fitted_idf, fitted_max)
-        judged = dict.fromkeys(scores, 0.0)
-        for qt in self.query_terms(query)[0]:
-            best: dict[int, float] = {}
-            for key, credit in self._keys(qt.term, qt.kind):
-                idf, fitted = self._idf(key), self._fitted_idf(key)
-                if idf is None or fitted is None:
-                    continue
-                ratio = credit * fitted / idf
-                for doc, value in zip(*self._term_postings(key), strict=True):
-                    if doc in judged and value * ratio > best.get(doc, 0.0):
-                        best[doc] = value * ratio
-            for doc, value in best.items():
-                judged[doc] += qt.weight * value
-        return judged, min(weight, self.params.saturation * fitted_max), fitted_max
+        judged, weight = on_fitted_scale(
+            query,
+            scores,
+            self.query_terms(query)[0],
+            keys=self._keys,
+            idf=self._idf,
+            fitted_idf=self._fitted_idf,
+            values=lambda key: zip(*self._term_postings(key), strict=True),
+            fitted_max=fitted_max,
+            saturation=self.params.saturation,
+        )
+        return judged, weight, fitted_max
 
     def _term_postings(self, term: str) -> tuple[Sequence[int], tuple[float, ...]]:
         """An index term's documents (pool positions) and values, computed once per index.

@@ -39,6 +39,7 @@ __all__ = [
     "heaviest_terms",
     "lone_term",
     "loose_syllables",
+    "on_fitted_scale",
     "one_word",
     "query_weight",
     "select_query_terms",
@@ -94,6 +95,42 @@ def query_weight(
             continue
         mass += qt.weight * (idf_max if known is None else known)
     return mass
+
+
+def on_fitted_scale(
+    query: str,
+    scores: Mapping[_K, float],
+    selected: Iterable[QueryTerm],
+    *,
+    keys: Callable[[str, str], list[tuple[str, float]]],
+    idf: Callable[[str], float | None],
+    fitted_idf: Callable[[str], float | None],
+    values: Callable[[str], Iterable[tuple[_K, float]]],
+    fitted_max: float,
+    saturation: float,
+) -> tuple[dict[_K, float], float]:
+    """The documents' ``scores`` and the query's weight read on the scale the thresholds
+    were fitted on (``Params.fitted_pool``; ``fitted_idf`` gives an index term's idf there,
+    ``idf`` in the pool, ``values`` each document's value for an index term, ``keys`` a query
+    term's index terms with their credit): each index term's value times its idf there over
+    its idf in the pool, the best credited variant kept; the weight as
+    :func:`select_query_terms` sums it, at most ``saturation`` rarest terms. The one reading
+    of ``FieldedIndex`` and the store's index."""
+    weight = query_weight(query_candidates(query), fitted_idf, fitted_max)
+    judged = dict.fromkeys(scores, 0.0)
+    for qt in selected:
+        best: dict[_K, float] = {}
+        for key, credit in keys(qt.term, qt.kind):
+            here, there = idf(key), fitted_idf(key)
+            if here is None or there is None:
+                continue
+            ratio = credit * there / here
+            for doc, value in values(key):
+                if doc in judged and value * ratio > best.get(doc, 0.0):
+                    best[doc] = value * ratio
+        for doc, value in best.items():
+            judged[doc] += qt.weight * value
+    return judged, min(weight, saturation * fitted_max)
 
 
 def heaviest_terms(
