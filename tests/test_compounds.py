@@ -15,7 +15,7 @@ VOCABULARY = sorted(
     fold(w)
     for w in (
         "Preis Preisänderungen Auslastung Kennzahlen Designsystem Design donne installieren"
-        " Deployment deploy перед ownership owner Statusfarben"
+        " Deployment deploy перед ownership owner Statusfarben preis-sync-v2"
     ).split()
 )
 

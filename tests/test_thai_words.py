@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memrecall.engine.scoring.analysis import query_candidates, sea_terms
 from memrecall.engine.scoring.fielded import FieldedIndex
-from memrecall.engine.scoring.thai_words import THAI_COMMON, common_trigrams
+from memrecall.engine.scoring.thai_words import _LONGEST, THAI_COMMON, common_trigrams
 from tests.factories import memory
 
 CLUSTER = regex.compile(r"\X")
@@ -40,6 +40,17 @@ def test_a_trigram_that_also_stands_among_other_words_keeps_its_weight() -> None
     gram = _nfkc("หลา")
     assert _weights("หลายไฟล์")[gram][1]
     assert not _weights("หลายไฟล์\nหลานชาย")[gram][1]
+
+
+def test_every_common_word_is_found_by_the_longest_match() -> None:
+    sizes = [len(CLUSTER.findall(word)) for word in THAI_COMMON]
+    assert max(sizes) <= _LONGEST
+    for word in THAI_COMMON:  # each word alone is marked whole (a one-cluster word is no term)
+        clusters = CLUSTER.findall(word)
+        if len(clusters) >= 3:
+            assert common_trigrams([clusters]) == {
+                "".join(clusters[i : i + 3]) for i in range(len(clusters) - 2)
+            }
 
 
 def test_a_run_of_two_clusters_that_is_a_common_word_is_common() -> None:

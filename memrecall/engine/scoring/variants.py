@@ -71,7 +71,8 @@ def compound_parts(
     compounds as one word).
 
     The words of the sorted ``vocabulary`` that ``term`` opens, followed by at least
-    :data:`COMPOUND_PART` more letters (*preis* → *preisänderungen*); and the ``known``
+    :data:`COMPOUND_PART` more letters (*preis* → *preisänderungen*; letters, not the rest of
+    an identifier such as ``preis-sync-v2``); and the ``known``
     words of at least six letters that open ``term``, followed by at least
     :data:`COMPOUND_PART` letters (*auslastungszahl* → *auslastung*). Never when what
     follows is a derivation (*install* is not *installieren*), and only between ``plain``
@@ -87,7 +88,7 @@ def compound_parts(
     while start < len(vocabulary) and vocabulary[start].startswith(term):
         word = vocabulary[start]
         rest = word[len(term) :]
-        if len(rest) >= COMPOUND_PART and not rest.startswith(_DERIVATIONS):
+        if len(rest) >= COMPOUND_PART and rest.isalpha() and not rest.startswith(_DERIVATIONS):
             found.add(word)
         start += 1
     for cut in range(COMPOUND_PART + 1, len(term) - COMPOUND_PART + 1):
