@@ -40,7 +40,7 @@ from memrecall.engine.scoring.query_rules import on_fitted_scale
 from memrecall.engine.scoring.time_rules import (
     DAY,
     later_versions,
-    restated,
+    one_subject,
     similarity,
     subject_of,
 )
@@ -147,11 +147,12 @@ class IncrementalIndex:
     def same_subject(self, a: str, b: str) -> bool:
         """Whether two indexed documents are about the same subject (as
         ``FieldedIndex.same_subject``, passages included)."""
-        shared = self.similarity(a, b)
-        if self.passages and self.params.doubt <= shared < self.params.subject:
-            first, second = self._features[a], self._features[b]
-            return restated(first, second, self.params)
-        return shared >= self.params.subject
+        features = self._features
+
+        def pair() -> tuple[DocumentFeatures, DocumentFeatures]:
+            return features[a], features[b]
+
+        return one_subject(self.similarity(a, b), self.params, pair if self.passages else None)
 
     def embedded(self, doc: str, features: DocumentFeatures) -> None:
         """``doc``'s features again, now with its passage embedding (nothing the words

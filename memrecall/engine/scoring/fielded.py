@@ -207,8 +207,8 @@ from memrecall.engine.scoring.time_rules import (
     later_alike,
     later_versions,
     move_newer_up,
+    one_subject,
     possible_updates,
-    restated,
     subject_of,
     unclear,
     with_update,
@@ -987,12 +987,12 @@ class FieldedIndex:
         note on one of its topics. Where both have a passage embedding, also when their
         subjects are at least :attr:`Params.doubt` alike, their titles differ, and their
         passages' cosine is at least :attr:`Params.subject_cosine`."""
-        shared = self.similarity(a, b)
-        if self._passages and self.params.doubt <= shared < self.params.subject:
-            store, keys = self._doc_features, self._keys_order
-            first, second = features_in(store, keys[a]), features_in(store, keys[b])
-            return restated(first, second, self.params)
-        return shared >= self.params.subject
+        store, keys = self._doc_features, self._keys_order
+
+        def pair() -> tuple[DocumentFeatures, DocumentFeatures]:
+            return features_in(store, keys[a]), features_in(store, keys[b])
+
+        return one_subject(self.similarity(a, b), self.params, pair if self._passages else None)
 
     def similarity(self, a: int, b: int) -> float:
         """How much two documents (pool positions) say alike: the idf weight of the

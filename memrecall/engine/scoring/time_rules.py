@@ -39,6 +39,7 @@ __all__ = [
     "later_alike",
     "later_versions",
     "move_newer_up",
+    "one_subject",
     "possible_updates",
     "restated",
     "similarity",
@@ -91,6 +92,21 @@ def restated(first: DocumentFeatures, second: DocumentFeatures, params: Params) 
     if first.handles[1] == second.handles[1] or not first.passage or not second.passage:
         return False
     return cosine(first.passage, second.passage) >= params.subject_cosine
+
+
+def one_subject(
+    shared: float,
+    params: Params,
+    pair: Callable[[], tuple[DocumentFeatures, DocumentFeatures]] | None,
+) -> bool:
+    """Whether two documents whose subjects are ``shared`` alike (:func:`similarity`) are
+    about one subject: alike at least :attr:`Params.subject`; or, where their passages are
+    embedded (``pair`` gives the two documents' features, None where they are not), at least
+    :attr:`Params.doubt` alike and :func:`restated`. The one test of ``FieldedIndex`` and the
+    store's index."""
+    if pair is not None and params.doubt <= shared < params.subject:
+        return restated(*pair(), params)
+    return shared >= params.subject
 
 
 def move_newer_up(
