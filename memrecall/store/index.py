@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import math
 from collections.abc import Callable, Collection
 
 from memrecall.engine.scoring.analysis import QueryTerm, is_plain_word
 from memrecall.engine.scoring.change_words import declares_change
+from memrecall.engine.scoring.features import pool_idf
 from memrecall.engine.scoring.fielded import (
     FIELDS,
     DocumentFeatures,
@@ -220,22 +220,20 @@ class IncrementalIndex:
 
     def idf_max(self) -> float:
         """The largest idf the pool can give (as ``FieldedIndex``)."""
-        return math.log(1.0 + (self._count() + 0.5) / 0.5)
+        return pool_idf(self._count(), 0)
 
     def _idf(self, term: str) -> float | None:
         row = self._postings.get(term)
         if row is None:
             return None
-        count = self._count()
-        return math.log(1.0 + (count - len(row) + 0.5) / (len(row) + 0.5))
+        return pool_idf(self._count(), len(row))
 
     def _fitted_idf(self, term: str) -> float | None:
         """A term's idf as if the pool held ``params.fitted_pool`` documents."""
         row = self._postings.get(term)
         if row is None:
             return None
-        count = max(len(self._features), self.params.fitted_pool)
-        return math.log(1.0 + (count - len(row) + 0.5) / (len(row) + 0.5))
+        return pool_idf(max(len(self._features), self.params.fitted_pool), len(row))
 
     def judged(
         self, query: str, scores: dict[str, float], mass: float
@@ -246,7 +244,7 @@ class IncrementalIndex:
         fitted = max(len(self._features), self.params.fitted_pool)
         if fitted <= self._count():
             return scores, mass, self.idf_max()
-        fitted_max = math.log(1.0 + (fitted + 0.5) / 0.5)
+        fitted_max = pool_idf(fitted, 0)
         judged, weight = on_fitted_scale(
             query,
             scores,

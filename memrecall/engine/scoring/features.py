@@ -7,6 +7,7 @@ a catalog caches them per file. :class:`Params` holds the scorer's constants.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import attrs
@@ -28,7 +29,15 @@ __all__ = [
     "link_target",
     "no_pause",
     "passage_of",
+    "pool_idf",
 ]
+
+
+def pool_idf(count: int, df: int) -> float:
+    """A term's idf in a pool of ``count`` documents, ``df`` of which hold it (BM25's, never
+    negative); ``df`` 0 gives the largest idf the pool can give."""
+    return math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+
 
 FIELDS = ("title", "description", "body", "tail")
 """Scored fields: ``body`` is the rendered window, ``tail`` the rest of the body."""

@@ -149,7 +149,6 @@ Three parts, so that a catalog can cache the expensive ones:
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 import attrs
@@ -170,6 +169,7 @@ from memrecall.engine.scoring.features import (
     DocumentFeatures,
     Params,
     no_pause,
+    pool_idf,
 )
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
@@ -380,12 +380,10 @@ class FieldedIndex:
             }
             for i in range(len(FIELDS))
         )
-        self._idf_max = math.log(1.0 + (count + 0.5) / 0.5)
+        self._idf_max = pool_idf(count, 0)
         # what the thresholds judge is read at the calibration corpus's size (fitted_pool)
         self._fitted_count = max(len(order), p.fitted_pool)
-        self._fitted_max = (
-            math.log(1.0 + (self._fitted_count + 0.5) / 0.5) if self._fitted_count > count else None
-        )
+        self._fitted_max = pool_idf(self._fitted_count, 0) if self._fitted_count > count else None
         self._values: dict[str, tuple[Sequence[int], tuple[float, ...]]] = {}
         self._variants: dict[str, list[tuple[str, float]]] = {}
         self._merged: dict[str, tuple[Sequence[int], Sequence[float]]] = {}
@@ -481,14 +479,14 @@ class FieldedIndex:
         df = self._df.get(term)
         if df is None:
             return None
-        return math.log(1.0 + (self._count - df + 0.5) / (df + 0.5))
+        return pool_idf(self._count, df)
 
     def _fitted_idf(self, term: str) -> float | None:
         """A term's idf as if the pool held :attr:`Params.fitted_pool` documents."""
         df = self._df.get(term)
         if df is None:
             return None
-        return math.log(1.0 + (self._fitted_count - df + 0.5) / (df + 0.5))
+        return pool_idf(self._fitted_count, df)
 
     def _judged(
         self, query: str, scores: dict[int, float], mass: float
