@@ -45,6 +45,7 @@ from memrecall.cli import main as cli_main
 from memrecall.engine.scoring.analysis import analyze
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import nearest
+from memrecall.engine.scoring.turn_semantic import TurnReader
 from memrecall.sources.turn_reader import default_turns, passage_embedder, remembering
 from memrecall.tooling.evaluation import Corpus, load_corpus
 from tests.test_one_language_pools import pools
@@ -62,12 +63,19 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(map(operator.mul, a, b))
 
 
+def _embedded(
+    corpus: Corpus, turns: TurnReader
+) -> tuple[FieldedIndex, list[tuple[float, ...] | None]]:
+    """The corpus's index with every memory's passage embedded, and those passages."""
+    index = FieldedIndex.of(corpus.documents, turns=turns, passage=passage_embedder(wanted=True))
+    return index, [index.passage(i) for i in range(len(corpus.documents))]
+
+
 def veto(through: int) -> list[str]:
     """The cosine-veto table's figures."""
     corpus = _pool(through)
     turns = default_turns()
-    index = FieldedIndex.of(corpus.documents, turns=turns, passage=passage_embedder(wanted=True))
-    vectors = [index.passage(i) for i in range(len(corpus.documents))]
+    index, vectors = _embedded(corpus, turns)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     langs = [language(f"{d.title} {d.body}") for d in corpus.documents]
     counts = dict.fromkeys(
@@ -95,8 +103,7 @@ def foreign(through: int) -> list[str]:
     """The figures of answering silent turns foreign to the pool with the nearest passage."""
     corpus = _pool(through)
     turns = default_turns()
-    index = FieldedIndex.of(corpus.documents, turns=turns, passage=passage_embedder(wanted=True))
-    vectors = [index.passage(i) for i in range(len(corpus.documents))]
+    index, vectors = _embedded(corpus, turns)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     answered = rightly = talk = 0
     for case in corpus.cases:
@@ -130,10 +137,7 @@ def nearest_alone(through: int) -> list[str]:
     turns = default_turns()
     silent = []  # (a question, its nearest passage relevant, cosine, reader's probability)
     for _, _, corpus in pools(tuple(range(34, through + 1))):
-        index = FieldedIndex.of(
-            corpus.documents, turns=turns, passage=passage_embedder(wanted=True)
-        )
-        vectors = [index.passage(i) for i in range(len(corpus.documents))]
+        index, vectors = _embedded(corpus, turns)
         for case in corpus.cases:
             if index.rank(case.query, 5):
                 continue
