@@ -38,7 +38,7 @@ def bigrams(text: str) -> frozenset[str]:
 
 def known_texts(out: Path) -> Iterator[str]:
     """Every turn the project holds: training and candidate turns, corpus and blind queries."""
-    for path in sorted(FIXTURES.glob("turns*/*.jsonl")):
+    for path in sorted(FIXTURES.glob("turns*/**/*.jsonl")):
         for line in path.read_text("utf-8").splitlines():
             if line.strip():
                 yield json.loads(line)["text"]
@@ -50,7 +50,9 @@ def known_texts(out: Path) -> Iterator[str]:
 class Seen:
     """Texts seen so far, indexed by bigram so that a close one is found without a full scan."""
 
-    def __init__(self, texts: Iterable[str]) -> None:
+    def __init__(self, texts: Iterable[str], *, close: float = CLOSE) -> None:
+        self._bound = close
+        """The Jaccard index from which two texts are close."""
         self._exact: set[str] = set()
         self._grams: list[frozenset[str]] = []
         self._by_gram: defaultdict[str, list[int]] = defaultdict(list)
@@ -75,7 +77,8 @@ class Seen:
         shared: Counter[int] = Counter()
         for gram in grams:
             shared.update(self._by_gram.get(gram, ()))
-        return any(n / (len(grams) + len(self._grams[i]) - n) >= CLOSE for i, n in shared.items())
+        bound = self._bound
+        return any(n / (len(grams) + len(self._grams[i]) - n) >= bound for i, n in shared.items())
 
 
 def main(argv: list[str] | None = None) -> None:

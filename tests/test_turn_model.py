@@ -361,7 +361,7 @@ def test_no_training_turn_is_an_evaluation_query() -> None:
     }
     turns = [
         json.loads(line)
-        for path in sorted((fixtures / "turns").glob("*.jsonl"))
+        for path in sorted((fixtures / "turns").glob("**/*.jsonl"))
         for line in path.read_text("utf-8").splitlines()
         if line.strip()
     ]

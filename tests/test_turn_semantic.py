@@ -70,6 +70,21 @@ def test_under_the_cutoff_from_the_lean_cutoff_the_reader_leans_to_talk() -> Non
     assert semantic_weights().cutoff > LEAN
 
 
+def test_weights_with_a_lean_of_their_own_lean_from_it() -> None:
+    """A refit calibrates its lean (scripts/train_turn_model.py); a file without one leans
+    at LEAN, and a lean at the cutoff never only leans."""
+    vectors = {"low": [0.0], "mid": [1.0]}  # 0.5, 0.73
+    raw = b'{"weights": [1.0], "lexical": 0.0, "bias": 0.0, "cutoff": 0.9%s}'
+    own = SemanticTurns(decode_weights(raw % b', "lean": 0.7'), LEXICAL, vectors.__getitem__)
+    assert own.weights.lean == 0.7
+    assert own.read("low") is Reading.QUESTION
+    assert own.read("mid") is Reading.LEANING
+    assert decode_weights(raw % b"").lean == LEAN
+    never = SemanticTurns(decode_weights(raw % b', "lean": 0.9'), LEXICAL, vectors.__getitem__)
+    assert never.read("mid") is Reading.QUESTION
+    assert semantic_weights().cutoff >= semantic_weights().lean >= LEAN
+
+
 def test_a_failing_embedder_leaves_the_reading_to_the_lexical_model() -> None:
     def broken(text: str) -> Sequence[float]:
         raise RuntimeError("the C engine failed")

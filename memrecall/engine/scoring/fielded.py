@@ -99,7 +99,7 @@ Rules about what a query is (issue 18, continued):
   by documents judged strong. On plain small talk (at least its second cutoff, ``plain``) a
   strong document must also explain :attr:`Params.talk_share` of the turn, unless another
   document does ("reverse a string in *python*" is not about the Python versions memory).
-  On a turn the semantic reader only leans to call small talk (from its ``LEAN``, under the
+  On a turn the semantic reader only leans to call small talk (from its ``lean``, under the
   cutoff), documents judged weak are held back when none ranked is strong and none explains
   :attr:`Params.low_share` of the turn.
 * **Vietnamese syllables.** Two adjacent words of Vietnamese text are a term of their own

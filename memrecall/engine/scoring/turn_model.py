@@ -121,9 +121,10 @@ class Reading(enum.IntEnum):
     """Not confidently small talk: every judgement stands."""
     LEANING = 1
     """Probably small talk, under the reader's cutoff (at least a reader's ``lean`` cutoff:
-    the semantic reader's :data:`~memrecall.engine.scoring.turn_semantic.LEAN`; the lexical
-    model has none): weak memories are held back when none ranked for the turn is strong
-    and none explains :attr:`~memrecall.engine.scoring.features.Params.low_share` of it."""
+    the semantic reader's weights' ``lean``, calibrated from
+    :data:`~memrecall.engine.scoring.turn_semantic.LEAN` up; the lexical model has none):
+    weak memories are held back when none ranked for the turn is strong and none explains
+    :attr:`~memrecall.engine.scoring.features.Params.low_share` of it."""
     TALK = 2
     """Small talk (at least the reader's cutoff): weak memories are held back."""
     PLAIN_TALK = 3

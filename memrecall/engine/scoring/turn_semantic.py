@@ -43,10 +43,12 @@ __all__ = [
 SEMANTIC_FILE = "turn_semantic.json"
 
 LEAN = 0.90
-"""From this probability, under the cutoff, the reader leans to call a turn small talk
-(:attr:`Reading.LEANING`). Chosen for the shipped weights (cutoff 0.93) on blind sets 5 to
-26, where it silences small talk and no question; blind set 27, written later, confirmed it
-(docs/evaluation.md, "a lean towards small talk")."""
+"""The lowest ``lean`` a weights file may have: from its ``lean``, under the cutoff, the
+reader leans to call a turn small talk (:attr:`Reading.LEANING`). Chosen for the weights of
+3 December 2026 (cutoff 0.93) on blind sets 5 to 26, where it silenced small talk and no
+question; blind set 27, written later, confirmed it (docs/evaluation.md, "a lean towards
+small talk"). A refit calibrates its own ``lean`` from here up to its cutoff, as it
+calibrates the cutoff (``scripts/train_turn_model.py``); a file without one leans here."""
 
 Embedder = Callable[[str], Sequence[float]]
 """A text's embedding: the same length and function the weights were fitted on."""
@@ -93,6 +95,9 @@ class SemanticWeights(msgspec.Struct, frozen=True):
     provenance: dict[str, Any] | None = None
     plain: float = NEVER
     """From this probability on a turn is plain small talk (:attr:`Reading.PLAIN_TALK`)."""
+    lean: float = LEAN
+    """From this probability, under :attr:`cutoff`, the reader leans to call a turn small
+    talk (:attr:`Reading.LEANING`); at the cutoff or above, it never only leans."""
     hidden: list[list[float]] = msgspec.field(default_factory=list)
     output: list[float] = msgspec.field(default_factory=list)
 
@@ -194,14 +199,14 @@ class SemanticTurns:
 
     def read(self, text: str) -> Reading:
         """What the reader makes of ``text`` (:class:`Reading`: at least :attr:`cutoff` is
-        talk, at least the weights' ``plain`` cutoff plain talk, at least :data:`LEAN` under
+        talk, at least the weights' ``plain`` cutoff plain talk, at least their ``lean`` under
         the cutoff leaning); a turn the embedder fails on is read by the lexical model
         alone."""
         try:
             p = self.probability(text)
         except Exception:  # the embedder is the host's code (a C engine): any failure
             return self.lexical_model.read(text)
-        return reading_of(p, self.cutoff, self.weights.plain, LEAN)
+        return reading_of(p, self.cutoff, self.weights.plain, self.weights.lean)
 
 
 def decode_weights(raw: bytes) -> SemanticWeights:
