@@ -10,7 +10,9 @@ import subprocess
 import sys
 import unicodedata
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import msgspec
 import pytest
@@ -28,6 +30,7 @@ from memrecall.engine.scoring.turn_model import (
     features,
     reading_of,
 )
+from memrecall.engine.scoring.turn_semantic import LEAN
 from memrecall.events.documents import MemoryDocument
 from tests.factories import filler, memory
 
@@ -368,3 +371,37 @@ def test_no_training_turn_is_an_evaluation_query() -> None:
     assert len(turns) > 6000
     assert {t["label"] for t in turns} == {"talk", "memory"}
     assert not [t["text"] for t in turns if _folded(t["text"]) in evaluated]
+
+
+class _LeansAt:
+    """A reader that reads every turn at 0.905: leaning from a lean of 0.90, a question
+    above."""
+
+    def __init__(self, lean: float) -> None:
+        self.lean = lean
+
+    def probability(self, text: str) -> float:
+        return 0.905
+
+    def is_talk(self, text: str) -> bool:
+        return False
+
+    def read(self, text: str) -> Reading:
+        return Reading.LEANING if self.probability(text) >= self.lean else Reading.QUESTION
+
+
+class _NeverLeans(_LeansAt):
+    def read(self, text: str) -> Reading:
+        return Reading.QUESTION
+
+
+def test_the_lean_is_calibrated_where_leaning_costs_no_fitted_case(
+    import_script: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scripts/train_turn_model.py: the lean stops above the first value at which leaning
+    loses a fitted corpus case Recall@5 (here: every turn leaning holds back some fitted
+    question's weak memory), and goes down to LEAN when leaning costs nothing."""
+    train = import_script("train_turn_model")
+    assert train._lean(_LeansAt, 0.93, None) == pytest.approx(0.91)
+    assert "at 0.9 these fitted cases would lose Recall@5" in capsys.readouterr().out
+    assert train._lean(_NeverLeans, 0.93, None) == pytest.approx(LEAN)
