@@ -13,12 +13,15 @@ Recall@5, as the corpus thresholds are picked; and the lowest at or above which 
 :data:`FALSE_TALK` of the cross-validated workplace questions fall. Writes the model with its
 provenance. The ``plain`` cutoff (plain small talk: strong memories that explain little of
 the turn are held back too) is picked by the same two rules from the cutoff up, at
-:data:`PLAIN_FALSE_TALK`. ``--check`` only says whether the shipped files are what this run
+:data:`PLAIN_FALSE_TALK`. The semantic reader's cutoffs are picked ranking with every memory's
+passage embedded, as its ranker does by default, and its ``lean`` (:func:`_lean`) by the
+corpus rule alone, from :data:`~memrecall.engine.scoring.turn_semantic.LEAN` up to its
+cutoff. ``--check`` only says whether the shipped files are what this run
 gives, and with ``--quick`` takes the cross-validated cutoffs from the shipped file (seconds
 instead of a minute; .ci/run checks in full). Both files record the SHA-256 of the labelled
 turns, which the check asks for exactly; the lexical model's weights are compared to the
 last rounded digit, the semantic reader's by what they read (every labelled turn's
-probability within :data:`SEMANTIC_DRIFT`, cutoffs within a hundredth), because its
+probability within :data:`SEMANTIC_DRIFT`, cutoffs and lean within a hundredth), because its
 embeddings differ in their last bits between processors.
 """
 
