@@ -36,15 +36,26 @@ def bigrams(text: str) -> frozenset[str]:
     return frozenset(text[i : i + 2] for i in range(max(1, len(text) - 1)))
 
 
+def labelled_turns(out: Path | None = None) -> Iterator[str]:
+    """The text of every labelled turn: training and candidate turns (not ``out``'s)."""
+    for path in sorted(FIXTURES.glob("turns*/**/*.jsonl")):
+        if out is None or path.resolve() != out.resolve():
+            for line in path.read_text("utf-8").splitlines():
+                if line.strip():
+                    yield json.loads(line)["text"]
+
+
+def evaluation_queries(out: Path | None = None) -> Iterator[str]:
+    """Every query of the evaluation corpus and of the blind sets (not ``out``'s)."""
+    for path in [FIXTURES / "recall-eval.json", *sorted((FIXTURES / "blind").glob("set-*.json"))]:
+        if out is None or path.resolve() != out.resolve():
+            yield from (case["query"] for case in json.loads(path.read_text("utf-8"))["cases"])
+
+
 def known_texts(out: Path) -> Iterator[str]:
     """Every turn the project holds: training and candidate turns, corpus and blind queries."""
-    for path in sorted(FIXTURES.glob("turns*/**/*.jsonl")):
-        for line in path.read_text("utf-8").splitlines():
-            if line.strip():
-                yield json.loads(line)["text"]
-    for path in [FIXTURES / "recall-eval.json", *sorted((FIXTURES / "blind").glob("set-*.json"))]:
-        if path.resolve() != out.resolve():
-            yield from (case["query"] for case in json.loads(path.read_text("utf-8"))["cases"])
+    yield from labelled_turns()
+    yield from evaluation_queries(out)
 
 
 class Seen:

@@ -157,13 +157,17 @@ def _held_out(rows: list[tuple[str, int, str]]) -> list[float]:
 
 
 def with_semantic_only(
-    rows: list[tuple[str, int, str]], held: list[float], model: TurnModel
+    rows: list[tuple[str, int, str]], held: list[float], model: TurnModel | None = None
 ) -> tuple[list[tuple[str, int, str]], list[float]]:
     """The semantic reader's turns and lexical probabilities: ``rows`` with their held-out
     probabilities ``held``, then the turns of :data:`SEMANTIC_TURNS` with ``model``'s (the
-    lexical model fitted on ``rows``, which never saw them: held out too)."""
+    lexical model fitted on ``rows``, which never saw them: held out too; fitted here when
+    not given and there are such turns)."""
     extra = _load(SEMANTIC_TURNS)
-    return rows + extra, held + [model.probability(text) for text, _, _ in extra]
+    if not extra:
+        return rows, held
+    lexical = _model(rows) if model is None else model
+    return rows + extra, held + [lexical.probability(text) for text, _, _ in extra]
 
 
 def _cross_validate(rows: list[tuple[str, int, str]], held: list[float]) -> tuple[float, float]:

