@@ -55,12 +55,12 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-14.json": {
         "small-talk-heldout-14": (None, None, 65 / 70, None),
-        "answerable-heldout-14": (0.81, 38 / 50, None, 1 / 7),
+        "answerable-heldout-14": (0.81, 39 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },
     "set-15.json": {
         "small-talk-heldout-15": (None, None, 59 / 66, None),
-        "answerable-heldout-15": (48 / 50, 42 / 50, None, 1 / 12),
+        "answerable-heldout-15": (48 / 50, 43 / 50, None, 1 / 12),
     },
     "set-16.json": {
         "small-talk-heldout-16": (None, None, 74 / 80, None),
@@ -76,11 +76,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-19.json": {
         "small-talk-heldout-19": (None, None, 87 / 100, None),
-        "answerable-heldout-19": (0.9416, 0.7666, None, 3 / 29),
+        "answerable-heldout-19": (0.9416, 48 / 60, None, 3 / 29),
     },
     "set-20.json": {
         "small-talk-heldout-20": (None, None, 105 / 120, None),
-        "answerable-heldout-20": (0.9812, 66 / 80, None, 3 / 31),
+        "answerable-heldout-20": (0.9812, 67 / 80, None, 3 / 31),
     },
     "set-21.json": {
         "small-talk-heldout-21": (None, None, 103 / 117, None),
@@ -100,22 +100,22 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-25.json": {
         "small-talk-heldout-25": (None, None, 82 / 92, None),
-        "answerable-heldout-25": (0.65, 39 / 80, None, 0.0),
+        "answerable-heldout-25": (0.65, 41 / 80, None, 0.0),
     },
     "set-26.json": {
         "small-talk-heldout-26": (None, None, 266 / 295, None),
-        "answerable-heldout-26": (0.804, 139 / 199, None, 2 / 37),
+        "answerable-heldout-26": (0.804, 140 / 199, None, 2 / 37),
     },
     "set-27.json": {
         "small-talk-heldout-27": (None, None, 220 / 257, None),
-        "answerable-heldout-27": (0.7418, 103 / 184, None, 0.0),
+        "answerable-heldout-27": (0.7418, 110 / 184, None, 0.0),
     },
     "set-28.json": {
         "small-talk-heldout-28": (None, None, 207 / 249, None),
-        "answerable-heldout-28": (0.6933, 89 / 175, None, 2 / 26),
+        "answerable-heldout-28": (0.6933, 94 / 175, None, 2 / 26),
     },
     "set-29.json": {  # version pairs, and records that are not versions (written last)
-        "recency-heldout-29": (35 / 48, 17 / 48, None, 13 / 48),
+        "recency-heldout-29": (35 / 48, 18 / 48, None, 13 / 48),
         "pairs-heldout-29": (31 / 32, 30 / 32, None, None),
     },
     "set-30.json": {  # versions asked in the older note's words, in twelve languages
@@ -124,36 +124,39 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-31.json": {  # small talk and questions in twelve languages, most across languages
         "small-talk-heldout-31": (None, None, 246 / 278, None),
-        "answerable-heldout-31": (118 / 173, 92 / 173, None, None),
+        "answerable-heldout-31": (118 / 173, 96 / 173, None, None),
     },
     "set-32.json": {  # the same in twelve languages (sv and tr new), written last
         "small-talk-heldout-32": (None, None, 189 / 217, None),
-        "answerable-heldout-32": (0.759, 99 / 158, None, None),
+        "answerable-heldout-32": (0.759, 101 / 158, None, None),
     },
     "set-33.json": {  # the same in twelve languages (cs, hi, id and uk new)
         "small-talk-heldout-33": (None, None, 200 / 238, None),
         # 117.5 / 169 until the weak evidence threshold moved (ans-33b-207, fifth place)
-        "answerable-heldout-33": ((117.5 - 5 / 6) / 169, 90 / 169, None, None),
+        "answerable-heldout-33": ((117.5 - 5 / 6) / 169, 96 / 169, None, None),
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 107 / 139, None),
-        "answerable-heldout-34": (112.5 / 123, 88 / 123, None, None),
+        "answerable-heldout-34": (112.5 / 123, 93 / 123, None, None),
     },
     "set-35.json": {  # the same protocol in eight languages (vi and it new to it)
         "small-talk-heldout-35": (None, None, 86 / 112, None),
-        "answerable-heldout-35": (120.5 / 128, 100 / 128, None, None),
+        "answerable-heldout-35": (120.5 / 128, 102 / 128, None, None),
     },
     "set-36.json": {  # the same in en, hi, ja, de, ko, es, zh, th, written after the rule
         "small-talk-heldout-36": (None, None, 73 / 101, None),
-        "answerable-heldout-36": (117 / 126, 94 / 126, None, None),
+        "answerable-heldout-36": (117 / 126, 101 / 126, None, None),
     },
     "set-37.json": {  # the same in en, pt, de, ja, fr, zh, es, th, ru, ko; measured once
         "small-talk-heldout-37": (None, None, 103 / 138, None),
-        "answerable-heldout-37": (144.5 / 157, 115 / 157, None, None),
+        "answerable-heldout-37": (144.5 / 157, 120 / 157, None, None),
     },
     "set-38.json": {  # two German trees, an Italian and a Hindi one
         "small-talk-heldout-38": (None, None, 35 / 49, None),
-        "answerable-heldout-38": (54.5 / 60, 43 / 60, None, None),
+        # top-1 43 / 60 until the passage decided between two close memories
+        # (Params.passage_ratio): ans-38a-039 asks what Merve looks after and when she is
+        # away; her leave note, nearer the turn, now comes before the one labelled first
+        "answerable-heldout-38": (54.5 / 60, 42 / 60, None, None),
     },
 }
 
@@ -262,17 +265,18 @@ freshest sets, which no choice of that scorer looked at: set 27 written before i
 set 28 after, each measured once (docs/evaluation.md)."""
 
 
-def test_passages_complete_answers_and_put_first_only_newer_versions(
+def test_passages_complete_answers_and_move_first_only_what_they_may(
     measured: Measured,
 ) -> None:
     """The passage embeddings (on by default: ``fielded`` ranks as the catalog does once they
     are in) reorder and complete the words' answer after its first memory, and may put first
     a newer note on the first one's subject that says it in other words
-    (``Params.subject_cosine``): what is silent stays the words'; where the first memory
-    changes it is newer than the words' first, which stays among the five; the fast result
-    changes only where the two first memories are such a pair, and holds nothing else; no
-    slice gets more outdated fast results; Recall@5 only rises (every blind set, as
-    measured)."""
+    (``Params.subject_cosine``), or the words' second memory where its passage is nearer the
+    turn (``Params.passage_ratio``): what is silent stays the words'; where the first memory
+    changes it is newer than the words' first or was the words' second, and the words' first
+    stays among the five; the fast result changes only where the two first memories are such
+    a pair, and holds nothing else; no slice gets more outdated fast results; Recall@5 only
+    rises (every blind set, as measured)."""
     name, corpus, reports = measured
     _passages_change_only_what_they_may(corpus, reports["fielded"], reports["words"])
     for slice_name in FLOORS[name]:
@@ -292,19 +296,25 @@ def test_passages_change_on_the_corpus_alone_only_what_they_may(semantic_turns: 
     _passages_change_only_what_they_may(corpus, reports["fielded"], reports["words"])
 
 
-def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> None:
-    """Silence stays the words'; a new first memory is newer than the words' first, which
-    stays among the five; the fast result changes only where the first two are a pair."""
+def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> int:
+    """Silence stays the words'; a new first memory is newer than the words' first or was
+    the words' second, and the words' first stays among the five; the fast result changes
+    only where the first two are a pair. Returns how many first memories were the words'
+    second."""
     mtime = {d: doc.mtime for d, doc in zip(corpus.ids, corpus.documents, strict=True)}
     alone_of = {r.id: r for r in words.results}
     assert alone_of.keys() == {r.id for r in fielded.results}
+    seconds = 0
     for result in fielded.results:
         alone = alone_of[result.id]
         assert bool(result.selected) == bool(alone.selected)
         if result.selected[:1] != alone.selected[:1]:
-            assert mtime[result.selected[0]] > mtime[alone.selected[0]]
+            nearer = alone.selected[1:2] == result.selected[:1]
+            assert nearer or mtime[result.selected[0]] > mtime[alone.selected[0]]
             assert alone.selected[0] in result.selected
+            seconds += nearer
         if result.fast != alone.fast:  # a version pair the words missed: no other change
             first, second = alone.selected[:2], result.selected[:2]
             assert set(result.fast) <= set(first) | set(second)
             assert set(first) == set(second) or result.selected[:1] != alone.selected[:1]
+    return seconds

@@ -62,7 +62,13 @@ from memrecall.engine.scoring.fielded import (
     stands_out,
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
-from memrecall.engine.scoring.passages import NEAREST_CHARS, PassageMatrix, joined, unpack
+from memrecall.engine.scoring.passages import (
+    PassageMatrix,
+    joined,
+    nearer_first,
+    script_of,
+    unpack,
+)
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables, one_word
 from memrecall.engine.scoring.time_rules import (
     later_alike,
@@ -349,6 +355,7 @@ class StoreRanker:
                 return fallback.rank(query, limit, exclude=exclude)
             turns, once = self._one_turn()
             judged = self._judged(query, exclude, limit, keep_none=False, turns=turns)
+            judged = self._nearer_first(query, judged, once)
             ranking = self._with_update(judged, exclude, limit)
             return self._nearest_too(query, judged, ranking, exclude, limit, once=once)
 
@@ -364,7 +371,10 @@ class StoreRanker:
             wanted = max(limit, MAX_FAST_DOCS)
             ranked = self._judged(query, exclude, wanted, keep_none=True, turns=turns)
             fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
-            kept = [r for r in ranked[:limit] if r[1] is not Judgement.NONE]
+            words = [r for r in ranked[:limit] if r[1] is not Judgement.NONE]
+            kept = self._nearer_first(query, words, once)
+            if kept is not words and set(fast) == {kept[0][0], kept[1][0]}:
+                fast = [kept[0][0], kept[1][0]]  # the same two, in the ranking's order
             ranking = self._with_update(kept, exclude, limit)
             return self._nearest_too(query, kept, ranking, exclude, limit, once=once), fast
 
@@ -391,19 +401,64 @@ class StoreRanker:
         ``FieldedIndex._nearest_too`` shares them (call under the source's lock)."""
         if once is None or not ranking:
             return ranking
-        matrix = self._matrix
-        if matrix is None:
-            matrix = self._matrix = PassageMatrix([unpack(f.passage) for f in self._features])
+        matrix = self._passage_matrix()
         if not matrix or self._source.index.query_terms(query)[2]:
             return ranking
         return joined(
             ranking,
             [r[0] for r in kept[:2]],
-            lambda: once.vector if once.vector is not None else once(query[:NEAREST_CHARS]),
+            lambda: once.turn(query),
             matrix,
             exclude=exclude,
             limit=limit,
         )
+
+    def _passage_matrix(self) -> PassageMatrix:
+        """Each position's passage embedding, unpacked the first time a turn needs them
+        (call under the source's lock)."""
+        matrix = self._matrix
+        if matrix is None:
+            matrix = self._matrix = PassageMatrix([unpack(f.passage) for f in self._features])
+        return matrix
+
+    def _nearer_first(
+        self, query: str, kept: list[_Judged], once: OnceEmbedded | None
+    ) -> list[_Judged]:
+        """``kept`` with its first two swapped where the second's passage is nearer the
+        turn, as ``FieldedIndex._nearer_first`` decides it (call under the source's lock)."""
+        index = self._source.index
+        if once is None or len(kept) < 2:
+            return kept
+        first, second = kept[0], kept[1]
+        params = index.params
+        if second[2] < params.passage_ratio * first[2] or index.query_terms(query)[2]:
+            return kept
+        if (
+            first[4] is not None
+            or second[4] is not None
+            or first[5]
+            or second[5]
+            or index.same_subject(first[3], second[3])
+            or index.later_versions(first[3])
+            or index.later_versions(second[3])
+        ):
+            return kept
+        matrix = self._passage_matrix()
+
+        def script(position: int) -> str:
+            counts = self._features[position].counts
+            return script_of(term for field in counts[:3] for term in field)
+
+        if not nearer_first(
+            (first[2], second[2]),
+            (matrix.vector(first[0]), matrix.vector(second[0])),
+            lambda: once.turn(query),
+            scripts=lambda: (script_of([query_text(query)]), script(first[0]), script(second[0])),
+            ratio=params.passage_ratio,
+            margin=params.passage_margin,
+        ):
+            return kept
+        return [second, first, *kept[2:]]
 
     def _with_update(
         self,

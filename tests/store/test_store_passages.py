@@ -213,6 +213,73 @@ async def test_without_an_embedder_or_once_closed_memories_rank_by_their_words(
     service.close()
 
 
+CLOSE = {
+    "release_checklist": "Run the release checklist: changelog, version bump, green CI.",
+    "tagging_a_release": "A release tag is signed; ask Dana before you tag.",
+    **{k: v for k, v in NOTES.items() if "_note_" in k},
+}
+CLOSE_QUERY = "what goes in the release checklist before a tag?"
+"""Its words favour the checklist (two title words), its meaning the tagging note
+(tests/test_nearer_first.py)."""
+
+
+SAME_BODY = "Run the release checklist before a tag: changelog, version bump, green CI."
+ONE_SUBJECT = {
+    "release_checklist": SAME_BODY,
+    "checklist_before_a_tag": SAME_BODY,
+    **{k: v for k, v in NOTES.items() if "_note_" in k},
+}
+"""Two notes on one subject (the same words): the fresher-facts rules' to order, not the
+passages'."""
+
+
+def _close_vectors(text: str) -> Sequence[float]:
+    if text.startswith("release checklist"):
+        return [1.0, 0.0, 0.0]
+    if text.startswith(("tagging a release", "checklist before a tag")):
+        return [0.0, 1.0, 0.0]
+    return [0.6, 0.8, 0.0] if "release" in text else [0.0, 0.0, 1.0]
+
+
+async def test_the_store_puts_the_nearer_of_two_close_memories_first_as_the_index_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = SemanticTurns(QUESTION, READER.lexical_model, _close_vectors)
+    monkeypatch.setattr("memrecall.store.source.default_turns", lambda: reader)
+    _embedding_with(monkeypatch, _close_vectors)
+    service, store = await _service(tmp_path, CLOSE)
+    source = StoreSource(store, "u1")
+    try:
+        assert _titles(source, CLOSE_QUERY)[:2] == ["release checklist", "tagging a release"]
+        assert source.settle(30)
+        assert _titles(source, CLOSE_QUERY)[:2] == ["tagging a release", "release checklist"]
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_close_vectors)
+        assert snapshot.ranker.rank(CLOSE_QUERY, 5) == fresh.rank(CLOSE_QUERY, 5)
+        assert snapshot.ranker.rank_and_fast(CLOSE_QUERY, 5) == fresh.rank_and_fast(  # type: ignore[attr-defined]
+            CLOSE_QUERY, 5
+        )
+    finally:
+        source.close()
+        service.close()
+    (tmp_path / "one").mkdir()
+    service, store = await _service(tmp_path / "one", ONE_SUBJECT)
+    source = StoreSource(store, "u1")
+    try:
+        words = _titles(source, CLOSE_QUERY)[:2]
+        assert sorted(words) == ["checklist before a tag", "release checklist"]
+        assert source.settle(30)
+        assert _titles(source, CLOSE_QUERY)[:2] == words  # one subject: the words' order
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_close_vectors)
+        first, second = fresh.rank(CLOSE_QUERY, 5)[:2]
+        assert fresh.same_subject(first, second)
+        assert snapshot.ranker.rank(CLOSE_QUERY, 5) == fresh.rank(CLOSE_QUERY, 5)
+    finally:
+        source.close()
+        service.close()
+
+
 @pytest.mark.skipif(e5_embedder() is None, reason="the bundled model does not load here")
 async def test_the_runtime_finds_a_stored_note_in_another_language_unless_told_not_to(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

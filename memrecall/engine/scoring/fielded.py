@@ -174,10 +174,11 @@ from memrecall.engine.scoring.features import (
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.passages import (
-    NEAREST_CHARS,
     PassageEmbedder,
     PassageMatrix,
     joined,
+    nearer_first,
+    script_of,
     unpack,
 )
 from memrecall.engine.scoring.pool import (
@@ -1065,7 +1066,9 @@ class FieldedIndex:
         first one's newest update right after it (before it when a newer one outranked the
         first for this query: :meth:`_with_update`)."""
         turns, once = self._one_turn()
-        kept = self._ranked(query, exclude, limit, floor=True, turns=turns)
+        kept = self._nearer_first(
+            query, self._ranked(query, exclude, limit, floor=True, turns=turns), once
+        )
         return self._nearest_too(
             query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
@@ -1089,27 +1092,56 @@ class FieldedIndex:
         query matches."""
 
         def update(first: int) -> int | None:
-            later = self._later.get(first)
-            if later is None:  # the pool's, not the query's: computed once per document
-                later = tuple(
-                    later_versions(
-                        first,
-                        self._subject(first),
-                        holders=self._holders,
-                        idf=self._idf,
-                        mtime=self._mtimes.__getitem__,
-                        same_subject=self.same_subject,
-                        place=int,
-                        params=self.params,
-                    )
-                )
-                if len(self._later) < 50_000:
-                    self._later[first] = later
+            later = self._later_versions(first)
             return next((j for j in later if j not in kept and j not in exclude), None)
 
         kept = [m.index for m in matches]
         outranked = bool(matches) and matches[0].outranked
         return with_update(kept, limit, update, outranked=outranked)
+
+    def _words_decide(self, query: str, first: Match, second: Match) -> bool:
+        """Whether the order of the words' first two memories is the words' to keep
+        (:meth:`_nearer_first`): for a paste, and for versions of one subject (either has a
+        possible update ranked or a later version in the pool, either was outranked by a
+        newer one, or the two are about the same subject)."""
+        return bool(
+            self.query_terms(query)[2]
+            or first.newer is not None
+            or second.newer is not None
+            or first.outranked
+            or second.outranked
+            or self.same_subject(first.index, second.index)
+            or self._later_versions(first.index)
+            or self._later_versions(second.index)
+        )
+
+    def _script(self, position: int) -> str:
+        """The writing system of a document's title, description and rendered body
+        (:func:`~memrecall.engine.scoring.passages.script_of` over their terms)."""
+        counts = features_in(self._doc_features, self._keys_order[position]).counts
+        return script_of(term for field in counts[:3] for term in field)
+
+    def _later_versions(self, first: int) -> tuple[int, ...]:
+        """The pool's later versions of a document, newest first
+        (:func:`~memrecall.engine.scoring.time_rules.later_versions`): the pool's, not the
+        query's, so computed once per document."""
+        later = self._later.get(first)
+        if later is None:
+            later = tuple(
+                later_versions(
+                    first,
+                    self._subject(first),
+                    holders=self._holders,
+                    idf=self._idf,
+                    mtime=self._mtimes.__getitem__,
+                    same_subject=self.same_subject,
+                    place=int,
+                    params=self.params,
+                )
+            )
+            if len(self._later) < 50_000:
+                self._later[first] = later
+        return later
 
     def fast(
         self, query: str, *, exclude: Collection[int] = (), limit: int = MAX_FAST_DOCS
@@ -1166,11 +1198,49 @@ class FieldedIndex:
         ranked = self._ranked(
             query, exclude, max(limit, MAX_FAST_DOCS), floor=True, keep_none=True, turns=turns
         )
-        kept = [m for m in ranked[:limit] if m.judgement is not Judgement.NONE]
+        fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
+        words = [m for m in ranked[:limit] if m.judgement is not Judgement.NONE]
+        kept = self._nearer_first(query, words, once)
+        if kept is not words and set(fast) == {kept[0].index, kept[1].index}:
+            fast = [kept[0].index, kept[1].index]  # the same two, in the ranking's order
         ranking = self._nearest_too(
             query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
-        return ranking, self._fast_of(ranked[:MAX_FAST_DOCS], query)
+        return ranking, fast
+
+    def _nearer_first(
+        self, query: str, kept: list[Match], once: OnceEmbedded | None
+    ) -> list[Match]:
+        """``kept`` (the words' ranking, judged at least weak), or a copy with its first two
+        swapped where the second's passage is nearer the turn
+        (:func:`~memrecall.engine.scoring.passages.nearer_first`): where passages take part
+        (``once``, the call's embedder), not for a paste, and not between versions of one
+        subject (either has a possible update ranked or a later version in the pool, either
+        was outranked by a newer one, or the two are about the same subject: the
+        fresher-facts rules order those)."""
+        if once is None or len(kept) < 2:
+            return kept
+        first, second = kept[0], kept[1]
+        params = self.params
+        if second.score < params.passage_ratio * first.score or self._words_decide(
+            query, first, second
+        ):
+            return kept
+        matrix = self._passage_matrix()
+        if not nearer_first(
+            (first.score, second.score),
+            (matrix.vector(first.index), matrix.vector(second.index)),
+            lambda: once.turn(query),
+            scripts=lambda: (
+                script_of([query_text(query)]),
+                self._script(first.index),
+                self._script(second.index),
+            ),
+            ratio=params.passage_ratio,
+            margin=params.passage_margin,
+        ):
+            return kept
+        return [second, first, *kept[2:]]
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
         """The reader of one ranking call, and its embedder: where the passages take part,
@@ -1199,7 +1269,8 @@ class FieldedIndex:
 
         A paste is left to its words (its rarest terms name what failed; embedding a
         thousand characters costs a quarter of a second), and a turn the reader did not
-        embed is embedded from its first :data:`NEAREST_CHARS` characters."""
+        embed is embedded from its first
+        :data:`~memrecall.engine.scoring.passages.NEAREST_CHARS` characters."""
         if once is None or not ranking:
             return ranking
         matrix = self._passage_matrix()
@@ -1208,7 +1279,7 @@ class FieldedIndex:
         return joined(
             ranking,
             [m.index for m in kept[:2]],
-            lambda: once.vector if once.vector is not None else once(query[:NEAREST_CHARS]),
+            lambda: once.turn(query),
             matrix,
             exclude=exclude,
             limit=limit,

@@ -5,10 +5,11 @@ language about a note in another shares few. Each memory's *passage* (its title,
 description and the start of its body) is embedded once, by the same multilingual model
 that reads the turn (the host's embedder: this module only stores and compares vectors).
 When the lexical ranking answers a turn, the places after its first memory are shared with
-the memories nearest the turn's embedding, by reciprocal rank fusion (:func:`fused`). What is
-silent stays the lexical ranking's: the embedding reorders and completes an answer, it never
-makes one. Two passages' :func:`cosine` also tells the fresher-facts rule that an update
-which says a fact in new words is about the same subject
+the memories nearest the turn's embedding, by reciprocal rank fusion (:func:`fused`), and
+when the words rank two memories close, the one nearer the turn comes first
+(:func:`nearer_first`). What is silent stays the lexical ranking's: the embedding reorders
+and completes an answer, it never makes one. Two passages' :func:`cosine` also tells the
+fresher-facts rule that an update which says a fact in new words is about the same subject
 (:attr:`~memrecall.engine.scoring.features.Params.subject_cosine`).
 """
 
@@ -17,8 +18,11 @@ from __future__ import annotations
 import math
 import operator
 from array import array
-from collections.abc import Callable, Collection, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
+
+import regex
 
 try:
     import numpy
@@ -37,9 +41,11 @@ __all__ = [
     "cosine",
     "fused",
     "joined",
+    "nearer_first",
     "nearest",
     "pack",
     "passage_text",
+    "script_of",
     "unpack",
 ]
 
@@ -142,6 +148,10 @@ class PassageMatrix:
     def __bool__(self) -> bool:
         return self._any
 
+    def vector(self, position: int) -> Sequence[float] | None:
+        """The passage vector at ``position`` (None where there is none)."""
+        return self._vectors[position] if 0 <= position < len(self._vectors) else None
+
     def nearest(
         self, turn: Sequence[float], *, exclude: Collection[int] = (), depth: int = SEMANTIC_DEPTH
     ) -> list[int]:
@@ -204,3 +214,62 @@ def joined(
         return ranking
     fixed = 1 if ranking[:2] == list(matched[:2]) else 2
     return fused(ranking, matrix.nearest(vector, exclude=exclude), limit, fixed=fixed)
+
+
+_SCRIPT_LETTERS = regex.compile(
+    r"(?P<kana>[\p{Hiragana}\p{Katakana}])|(?P<han>\p{Han})|(?P<hangul>\p{Hangul})"
+    r"|(?P<thai>\p{Thai})|(?P<cyrillic>\p{Cyrillic})|(?P<latin>\p{Latin})"
+    r"|(?P<devanagari>\p{Devanagari})|(?P<arabic>\p{Arabic})|(?P<other>\p{L})"
+)
+
+
+def script_of(texts: Iterable[str]) -> str:
+    """The writing system most of ``texts``' letters are in (``latin``, ``han``,
+    ``hangul``, ``thai``, ``cyrillic``, ...), and ``kana`` for any Japanese kana at all
+    (Japanese writes most of its words in Han characters); empty when there is no letter."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        for found in _SCRIPT_LETTERS.finditer(text):
+            counts[found.lastgroup or "other"] += 1
+    if counts["kana"]:
+        return "kana"
+    return max(counts, key=lambda script: (counts[script], script)) if counts else ""
+
+
+def nearer_first(
+    scores: tuple[float, float],
+    vectors: tuple[Sequence[float] | None, Sequence[float] | None],
+    turn: Callable[[], Sequence[float]],
+    *,
+    scripts: Callable[[], tuple[str, str, str]],
+    ratio: float,
+    margin: float,
+) -> bool:
+    """Whether the second of the words' first two memories goes first: its words score at
+    least ``ratio`` of the first one's (``scores``), both have a passage (``vectors``) of
+    the turn's length, and the second's is nearer the turn's embedding by more than
+    ``margin`` (dot products, compared at :data:`QUANTUM`).
+
+    The model finds a text nearer a turn in its own language: ``scripts`` gives the
+    turn's, the first memory's and the second's writing systems (:func:`script_of`), and
+    where the two memories are in different ones, a second in the turn's own never goes
+    first (its nearness may be the language's, not the meaning's). ``turn`` embeds the
+    turn, called only when the scores are close; if it fails (the host's embedder), the
+    words' order stands. The caller keeps versions of one subject out: the fresher-facts
+    rules order those."""
+    first, second = scores
+    a, b = vectors
+    if a is None or b is None or first <= 0.0 or second < ratio * first:
+        return False
+    asked, first_script, second_script = scripts()
+    if first_script != second_script and second_script == asked:
+        return False
+    try:
+        vector = turn()
+    except Exception:
+        return False
+    if len(vector) != len(a) or len(vector) != len(b):
+        return False
+    near_a = round(math.fsum(map(operator.mul, vector, a)) / QUANTUM)
+    near_b = round(math.fsum(map(operator.mul, vector, b)) / QUANTUM)
+    return near_b - near_a > round(margin / QUANTUM)

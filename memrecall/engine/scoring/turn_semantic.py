@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from memrecall.engine.scoring.passages import NEAREST_CHARS
 from memrecall.engine.scoring.turn_model import NEVER, Reading, TurnModel, reading_of, sigmoid
 
 __all__ = [
@@ -155,6 +156,12 @@ class OnceEmbedded:
         if self.vector is None:
             self.text, self.vector = text, vector
         return vector
+
+    def turn(self, query: str) -> Sequence[float]:
+        """The turn's embedding for its nearest memories: the one the reader made, else
+        that of its first :data:`~memrecall.engine.scoring.passages.NEAREST_CHARS`
+        characters."""
+        return self.vector if self.vector is not None else self(query[:NEAREST_CHARS])
 
 
 class SemanticTurns:
