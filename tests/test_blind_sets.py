@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from memrecall.engine.scoring.passages import CLOSE_DEPTH
 from memrecall.tooling.evaluation import Corpus, Report, evaluate_many, load_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -39,7 +40,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-10.json": {
         "small-talk-heldout-10": (None, None, 48 / 48, None),
-        "answerable-heldout-10": (0.9375, 32 / 40, None, 1 / 29),
+        "answerable-heldout-10": (0.9375, 33 / 40, None, 1 / 29),
     },
     "set-11.json": {
         "small-talk-heldout-11": (None, None, 48 / 50, None),
@@ -80,7 +81,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-20.json": {
         "small-talk-heldout-20": (None, None, 105 / 120, None),
-        "answerable-heldout-20": (0.9812, 67 / 80, None, 3 / 31),
+        "answerable-heldout-20": (0.9812, 68 / 80, None, 3 / 31),
     },
     "set-21.json": {
         "small-talk-heldout-21": (None, None, 103 / 117, None),
@@ -100,11 +101,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-25.json": {
         "small-talk-heldout-25": (None, None, 82 / 92, None),
-        "answerable-heldout-25": (0.65, 41 / 80, None, 0.0),
+        "answerable-heldout-25": (0.65, 42 / 80, None, 0.0),
     },
     "set-26.json": {
         "small-talk-heldout-26": (None, None, 266 / 295, None),
-        "answerable-heldout-26": (0.804, 140 / 199, None, 2 / 37),
+        "answerable-heldout-26": (0.804, 142 / 199, None, 2 / 37),
     },
     "set-27.json": {
         "small-talk-heldout-27": (None, None, 220 / 257, None),
@@ -128,7 +129,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-32.json": {  # the same in twelve languages (sv and tr new), written last
         "small-talk-heldout-32": (None, None, 189 / 217, None),
-        "answerable-heldout-32": (0.759, 101 / 158, None, None),
+        "answerable-heldout-32": (0.759, 103 / 158, None, None),
     },
     "set-33.json": {  # the same in twelve languages (cs, hi, id and uk new)
         "small-talk-heldout-33": (None, None, 200 / 238, None),
@@ -137,7 +138,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 107 / 139, None),
-        "answerable-heldout-34": (112.5 / 123, 93 / 123, None, None),
+        "answerable-heldout-34": (112.5 / 123, 94 / 123, None, None),
     },
     "set-35.json": {  # the same protocol in eight languages (vi and it new to it)
         "small-talk-heldout-35": (None, None, 86 / 112, None),
@@ -145,15 +146,15 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-36.json": {  # the same in en, hi, ja, de, ko, es, zh, th, written after the rule
         "small-talk-heldout-36": (None, None, 73 / 101, None),
-        "answerable-heldout-36": (117 / 126, 101 / 126, None, None),
+        "answerable-heldout-36": (117 / 126, 102 / 126, None, None),
     },
     "set-37.json": {  # the same in en, pt, de, ja, fr, zh, es, th, ru, ko; measured once
         "small-talk-heldout-37": (None, None, 103 / 138, None),
-        "answerable-heldout-37": (144.5 / 157, 120 / 157, None, None),
+        "answerable-heldout-37": (144.5 / 157, 122 / 157, None, None),
     },
     "set-38.json": {  # two German trees, an Italian and a Hindi one
         "small-talk-heldout-38": (None, None, 35 / 49, None),
-        # top-1 43 / 60 until the passage decided between two close memories
+        # top-1 43 / 60 until the passage decided between close memories
         # (Params.passage_ratio): ans-38a-039 asks what Merve looks after and when she is
         # away; her leave note, nearer the turn, now comes before the one labelled first
         "answerable-heldout-38": (54.5 / 60, 42 / 60, None, None),
@@ -271,12 +272,12 @@ def test_passages_complete_answers_and_move_first_only_what_they_may(
     """The passage embeddings (on by default: ``fielded`` ranks as the catalog does once they
     are in) reorder and complete the words' answer after its first memory, and may put first
     a newer note on the first one's subject that says it in other words
-    (``Params.subject_cosine``), or the words' second memory where its passage is nearer the
-    turn (``Params.passage_ratio``): what is silent stays the words'; where the first memory
-    changes it is newer than the words' first or was the words' second, and the words' first
-    stays among the five; the fast result changes only where the two first memories are such
-    a pair, and holds nothing else; no slice gets more outdated fast results; Recall@5 only
-    rises (every blind set, as measured)."""
+    (``Params.subject_cosine``), or another of the words' first memories where its passage is
+    nearer the turn (``Params.passage_ratio``): what is silent stays the words'; where the
+    first memory changes it is newer than the words' first or was among its first memories,
+    and the words' first stays among the five; the fast result changes only where the two
+    first memories are such a pair, and holds nothing else; no slice gets more outdated fast
+    results; Recall@5 only rises (every blind set, as measured)."""
     name, corpus, reports = measured
     _passages_change_only_what_they_may(corpus, reports["fielded"], reports["words"])
     for slice_name in FLOORS[name]:
@@ -296,25 +297,21 @@ def test_passages_change_on_the_corpus_alone_only_what_they_may(semantic_turns: 
     _passages_change_only_what_they_may(corpus, reports["fielded"], reports["words"])
 
 
-def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> int:
+def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> None:
     """Silence stays the words'; a new first memory is newer than the words' first or was
-    the words' second, and the words' first stays among the five; the fast result changes
-    only where the first two are a pair. Returns how many first memories were the words'
-    second."""
+    among the words' first memories (``passages.CLOSE_DEPTH``), and the words' first stays
+    among the five; the fast result changes only where the first two are a pair."""
     mtime = {d: doc.mtime for d, doc in zip(corpus.ids, corpus.documents, strict=True)}
     alone_of = {r.id: r for r in words.results}
     assert alone_of.keys() == {r.id for r in fielded.results}
-    seconds = 0
     for result in fielded.results:
         alone = alone_of[result.id]
         assert bool(result.selected) == bool(alone.selected)
         if result.selected[:1] != alone.selected[:1]:
-            nearer = alone.selected[1:2] == result.selected[:1]
+            nearer = result.selected[0] in alone.selected[1:CLOSE_DEPTH]
             assert nearer or mtime[result.selected[0]] > mtime[alone.selected[0]]
             assert alone.selected[0] in result.selected
-            seconds += nearer
         if result.fast != alone.fast:  # a version pair the words missed: no other change
             first, second = alone.selected[:2], result.selected[:2]
             assert set(result.fast) <= set(first) | set(second)
             assert set(first) == set(second) or result.selected[:1] != alone.selected[:1]
-    return seconds

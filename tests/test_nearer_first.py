@@ -5,7 +5,7 @@ Params.passage_ratio and passage_margin); the fast result keeps the words' memor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -96,36 +96,70 @@ def test_a_paste_is_ordered_by_its_words() -> None:
 
 # --------------------------------------------------------------------------- the rule itself
 
-A, B = [1.0, 0.0], [0.0, 1.0]
-TURN = [0.6, 0.8]  # nearer B by 0.2
+A, B, C = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]
+TURN = [0.6, 0.8, 0.0]  # nearer B (0.8) than A (0.6); far from C
 
 
 def _decide(
-    scores: tuple[float, float] = (10.0, 6.0),
-    vectors: tuple[Sequence[float] | None, Sequence[float] | None] = (A, B),
+    *,
+    scores: Sequence[float] = (10.0, 6.0),
+    vectors: Sequence[Sequence[float] | None] = (A, B),
     turn: Sequence[float] = TURN,
-    scripts: tuple[str, str, str] = ("latin", "latin", "latin"),
+    scripts: Sequence[str] = ("latin", "latin", "latin", "latin"),
+    versions: frozenset[tuple[int, int]] = frozenset(),
     margin: float = 0.015,
-) -> bool:
+) -> int:
     return nearer_first(
-        scores, vectors, lambda: turn, scripts=lambda: scripts, ratio=0.5, margin=margin
+        scores,
+        vectors,
+        lambda: turn,
+        scripts=lambda: scripts,
+        versions=lambda i, j: (i, j) in versions,
+        ratio=0.5,
+        margin=margin,
     )
 
 
 def test_the_rule_asks_close_scores_and_a_nearer_passage() -> None:
-    assert _decide()
-    assert _decide(scores=(10.0, 5.0))  # exactly the ratio
-    assert not _decide(scores=(10.0, 4.99))
-    assert not _decide(turn=[0.8, 0.6])  # the first is nearer
-    assert not _decide(turn=[0.5, 0.51], margin=0.015)  # nearer by 0.01 only
-    assert _decide(turn=[0.5, 0.52], margin=0.015)
-    assert not _decide(scores=(0.0, 0.0))
+    assert _decide() == 1
+    assert _decide(scores=(10.0, 5.0)) == 1  # exactly the ratio
+    assert _decide(scores=(10.0, 4.99)) == 0
+    assert _decide(turn=[0.8, 0.6, 0.0]) == 0  # the first is nearer
+    assert _decide(turn=[0.5, 0.51, 0.0]) == 0  # nearer by 0.01 only
+    assert _decide(turn=[0.5, 0.52, 0.0]) == 1
+    assert _decide(scores=(0.0, 0.0)) == 0
+    assert _decide(scores=(10.0,), vectors=(A,)) == 0
 
 
-def test_without_both_passages_of_the_turns_length_nothing_moves() -> None:
-    assert not _decide(vectors=(A, None))
-    assert not _decide(vectors=(None, B))
-    assert not _decide(turn=[0.6, 0.8, 0.0])
+def test_a_memory_further_down_must_be_nearer_than_every_one_above_it() -> None:
+    turn = [0.6, 0.0, 0.8]  # C nearest, then A, B far
+    assert _decide(scores=(10.0, 6.0, 6.0), vectors=(A, B, C), turn=turn) == 2
+    # nearer than A but not than B above it: stays
+    assert _decide(scores=(10.0, 6.0, 6.0), vectors=(A, B, C), turn=[0.6, 0.8, 0.7]) == 1
+    assert _decide(scores=(10.0, 4.0, 6.0), vectors=(A, B, C), turn=turn) == 2  # B not close
+    assert _decide(scores=(10.0, 6.0, 4.0), vectors=(A, B, C), turn=turn) == 0  # C not close
+
+
+def test_of_several_nearer_memories_the_nearest_goes_first() -> None:
+    turn = [0.2, 0.6, 0.77]  # B and C both nearer than A; C nearest
+    assert _decide(scores=(10.0, 9.0, 8.0), vectors=(A, B, C), turn=turn) == 2
+    assert _decide(scores=(10.0, 9.0, 8.0, 7.0, 6.0, 5.0), vectors=(A, A, A, A, A, B)) == 0
+
+
+def test_without_passages_of_the_turns_length_nothing_moves() -> None:
+    assert _decide(vectors=(A, None)) == 0
+    assert _decide(vectors=(None, B)) == 0
+    assert _decide(turn=[0.6, 0.8]) == 0
+    turn = [0.6, 0.0, 0.8]
+    assert _decide(scores=(10.0, 6.0, 6.0), vectors=(A, None, C), turn=turn) == 0
+
+
+def test_versions_are_left_to_the_fresher_facts_rules() -> None:
+    assert _decide(versions=frozenset({(0, 1)})) == 0
+    turn = [0.6, 0.0, 0.8]
+    scores, vectors = (10.0, 6.0, 6.0), (A, B, C)
+    assert _decide(scores=scores, vectors=vectors, turn=turn, versions=frozenset({(1, 2)})) == 0
+    assert _decide(scores=scores, vectors=vectors, turn=turn, versions=frozenset({(0, 1)})) == 2
 
 
 def test_the_turn_is_embedded_only_for_close_scores_and_a_failure_keeps_the_words() -> None:
@@ -138,19 +172,29 @@ def test_the_turn_is_embedded_only_for_close_scores_and_a_failure_keeps_the_word
     def broken() -> Sequence[float]:
         raise RuntimeError("the model is gone")
 
-    scripts = lambda: ("latin", "latin", "latin")  # noqa: E731
-    assert not nearer_first((10.0, 1.0), (A, B), counted, scripts=scripts, ratio=0.5, margin=0)
+    def decide(scores: tuple[float, float], turn: Callable[[], Sequence[float]]) -> int:
+        return nearer_first(
+            scores,
+            (A, B),
+            turn,
+            scripts=lambda: ("latin", "latin", "latin"),
+            versions=lambda i, j: False,
+            ratio=0.5,
+            margin=0.0,
+        )
+
+    assert decide((10.0, 1.0), counted) == 0
     assert calls == []
-    assert nearer_first((10.0, 6.0), (A, B), counted, scripts=scripts, ratio=0.5, margin=0)
+    assert decide((10.0, 6.0), counted) == 1
     assert calls == [1]
-    assert not nearer_first((10.0, 6.0), (A, B), broken, scripts=scripts, ratio=0.5, margin=0)
+    assert decide((10.0, 6.0), broken) == 0
 
 
 def test_across_scripts_a_memory_in_the_turns_own_never_goes_first() -> None:
-    assert not _decide(scripts=("han", "latin", "han"))  # the model's own-language nearness
-    assert _decide(scripts=("latin", "latin", "kana"))  # nearer despite another language
-    assert _decide(scripts=("han", "kana", "latin"))
-    assert _decide(scripts=("han", "han", "han"))
+    assert _decide(scripts=("han", "latin", "han")) == 0  # the model's own-language nearness
+    assert _decide(scripts=("latin", "latin", "kana")) == 1  # nearer despite another language
+    assert _decide(scripts=("han", "kana", "latin")) == 1
+    assert _decide(scripts=("han", "han", "han")) == 1
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,7 @@ from memrecall.engine.scoring.fielded import (
 )
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.passages import (
+    CLOSE_DEPTH,
     PassageMatrix,
     joined,
     nearer_first,
@@ -373,8 +374,8 @@ class StoreRanker:
             fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
             words = [r for r in ranked[:limit] if r[1] is not Judgement.NONE]
             kept = self._nearer_first(query, words, once)
-            if kept is not words and set(fast) == {kept[0][0], kept[1][0]}:
-                fast = [kept[0][0], kept[1][0]]  # the same two, in the ranking's order
+            if kept is not words and kept[0][0] in fast:  # the same, in the ranking's order
+                fast = [kept[0][0], *(i for i in fast if i != kept[0][0])]
             ranking = self._with_update(kept, exclude, limit)
             return self._nearest_too(query, kept, ranking, exclude, limit, once=once), fast
 
@@ -424,41 +425,44 @@ class StoreRanker:
     def _nearer_first(
         self, query: str, kept: list[_Judged], once: OnceEmbedded | None
     ) -> list[_Judged]:
-        """``kept`` with its first two swapped where the second's passage is nearer the
-        turn, as ``FieldedIndex._nearer_first`` decides it (call under the source's lock)."""
+        """``kept`` with one of its first memories moved to the front where its passage is
+        nearer the turn, as ``FieldedIndex._nearer_first`` decides it (call under the
+        source's lock)."""
         index = self._source.index
-        if once is None or len(kept) < 2:
+        if once is None or len(kept) < 2 or index.query_terms(query)[2]:
             return kept
-        first, second = kept[0], kept[1]
-        params = index.params
-        if second[2] < params.passage_ratio * first[2] or index.query_terms(query)[2]:
-            return kept
-        if (
-            first[4] is not None
-            or second[4] is not None
-            or first[5]
-            or second[5]
-            or index.same_subject(first[3], second[3])
-            or index.later_versions(first[3])
-            or index.later_versions(second[3])
-        ):
-            return kept
+        head = kept[:CLOSE_DEPTH]
         matrix = self._passage_matrix()
+        params = index.params
 
         def script(position: int) -> str:
             counts = self._features[position].counts
             return script_of(term for field in counts[:3] for term in field)
 
-        if not nearer_first(
-            (first[2], second[2]),
-            (matrix.vector(first[0]), matrix.vector(second[0])),
+        def versions(i: int, j: int) -> bool:
+            a, b = head[i], head[j]
+            return bool(
+                a[4] is not None
+                or b[4] is not None
+                or a[5]
+                or b[5]
+                or index.same_subject(a[3], b[3])
+                or index.later_versions(a[3])
+                or index.later_versions(b[3])
+            )
+
+        chosen = nearer_first(
+            [r[2] for r in head],
+            [matrix.vector(r[0]) for r in head],
             lambda: once.turn(query),
-            scripts=lambda: (script_of([query_text(query)]), script(first[0]), script(second[0])),
+            scripts=lambda: [script_of([query_text(query)])] + [script(r[0]) for r in head],
+            versions=versions,
             ratio=params.passage_ratio,
             margin=params.passage_margin,
-        ):
+        )
+        if not chosen:
             return kept
-        return [second, first, *kept[2:]]
+        return [kept[chosen], *kept[:chosen], *kept[chosen + 1 :]]
 
     def _with_update(
         self,

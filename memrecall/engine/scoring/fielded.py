@@ -174,6 +174,7 @@ from memrecall.engine.scoring.features import (
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.passages import (
+    CLOSE_DEPTH,
     PassageEmbedder,
     PassageMatrix,
     joined,
@@ -1099,14 +1100,13 @@ class FieldedIndex:
         outranked = bool(matches) and matches[0].outranked
         return with_update(kept, limit, update, outranked=outranked)
 
-    def _words_decide(self, query: str, first: Match, second: Match) -> bool:
-        """Whether the order of the words' first two memories is the words' to keep
-        (:meth:`_nearer_first`): for a paste, and for versions of one subject (either has a
-        possible update ranked or a later version in the pool, either was outranked by a
-        newer one, or the two are about the same subject)."""
+    def _versions(self, first: Match, second: Match) -> bool:
+        """Whether two ranked memories are the fresher-facts rules' to order, not the
+        passages' (:meth:`_nearer_first`): either has a possible update ranked or a later
+        version in the pool, either was outranked by a newer one, or the two are about the
+        same subject."""
         return bool(
-            self.query_terms(query)[2]
-            or first.newer is not None
+            first.newer is not None
             or second.newer is not None
             or first.outranked
             or second.outranked
@@ -1201,8 +1201,8 @@ class FieldedIndex:
         fast = self._fast_of(ranked[:MAX_FAST_DOCS], query)
         words = [m for m in ranked[:limit] if m.judgement is not Judgement.NONE]
         kept = self._nearer_first(query, words, once)
-        if kept is not words and set(fast) == {kept[0].index, kept[1].index}:
-            fast = [kept[0].index, kept[1].index]  # the same two, in the ranking's order
+        if kept is not words and kept[0].index in fast:  # the same memories, in the ranking's order
+            fast = [kept[0].index, *(i for i in fast if i != kept[0].index)]
         ranking = self._nearest_too(
             query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
@@ -1211,36 +1211,30 @@ class FieldedIndex:
     def _nearer_first(
         self, query: str, kept: list[Match], once: OnceEmbedded | None
     ) -> list[Match]:
-        """``kept`` (the words' ranking, judged at least weak), or a copy with its first two
-        swapped where the second's passage is nearer the turn
+        """``kept`` (the words' ranking, judged at least weak), or a copy with one of its
+        first memories moved to the front where its passage is nearer the turn
         (:func:`~memrecall.engine.scoring.passages.nearer_first`): where passages take part
-        (``once``, the call's embedder), not for a paste, and not between versions of one
-        subject (either has a possible update ranked or a later version in the pool, either
-        was outranked by a newer one, or the two are about the same subject: the
-        fresher-facts rules order those)."""
-        if once is None or len(kept) < 2:
+        (``once``, the call's embedder), not for a paste, and never past a version of its
+        subject (:meth:`_versions`)."""
+        if once is None or len(kept) < 2 or self.query_terms(query)[2]:
             return kept
-        first, second = kept[0], kept[1]
-        params = self.params
-        if second.score < params.passage_ratio * first.score or self._words_decide(
-            query, first, second
-        ):
-            return kept
+        head = kept[:CLOSE_DEPTH]
         matrix = self._passage_matrix()
-        if not nearer_first(
-            (first.score, second.score),
-            (matrix.vector(first.index), matrix.vector(second.index)),
+        params = self.params
+        chosen = nearer_first(
+            [m.score for m in head],
+            [matrix.vector(m.index) for m in head],
             lambda: once.turn(query),
             scripts=lambda: (
-                script_of([query_text(query)]),
-                self._script(first.index),
-                self._script(second.index),
+                [script_of([query_text(query)])] + [self._script(m.index) for m in head]
             ),
+            versions=lambda i, j: self._versions(head[i], head[j]),
             ratio=params.passage_ratio,
             margin=params.passage_margin,
-        ):
+        )
+        if not chosen:
             return kept
-        return [second, first, *kept[2:]]
+        return [kept[chosen], *kept[:chosen], *kept[chosen + 1 :]]
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
         """The reader of one ranking call, and its embedder: where the passages take part,

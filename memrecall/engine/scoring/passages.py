@@ -30,6 +30,7 @@ except ImportError:  # numpy comes with the bundled model; elsewhere: one by one
     numpy = None  # type: ignore[assignment]
 
 __all__ = [
+    "CLOSE_DEPTH",
     "FIXED",
     "NEAREST_CHARS",
     "PASSAGE_CHARS",
@@ -236,40 +237,63 @@ def script_of(texts: Iterable[str]) -> str:
     return max(counts, key=lambda script: (counts[script], script)) if counts else ""
 
 
+CLOSE_DEPTH = 5
+"""How many of the words' first memories may be put first by :func:`nearer_first`."""
+
+
 def nearer_first(
-    scores: tuple[float, float],
-    vectors: tuple[Sequence[float] | None, Sequence[float] | None],
+    scores: Sequence[float],
+    vectors: Sequence[Sequence[float] | None],
     turn: Callable[[], Sequence[float]],
     *,
-    scripts: Callable[[], tuple[str, str, str]],
+    scripts: Callable[[], Sequence[str]],
+    versions: Callable[[int, int], bool],
     ratio: float,
     margin: float,
-) -> bool:
-    """Whether the second of the words' first two memories goes first: its words score at
-    least ``ratio`` of the first one's (``scores``), both have a passage (``vectors``) of
-    the turn's length, and the second's is nearer the turn's embedding by more than
-    ``margin`` (dot products, compared at :data:`QUANTUM`).
+) -> int:
+    """Which of the words' first memories (``scores`` and passage ``vectors`` in the words'
+    order, at most :data:`CLOSE_DEPTH` looked at) goes first: the first (0), unless some
+    memory after it scores at least ``ratio`` of the first one's, has a passage of the
+    turn's length nearer the turn's embedding than every memory ranked above it by more
+    than ``margin`` (dot products, compared at :data:`QUANTUM`), and is no version of one
+    of them (``versions(i, j)``, positions ``i < j``: the fresher-facts rules order
+    those). Of several such, the last is the nearest: each is nearer than all above it.
 
-    The model finds a text nearer a turn in its own language: ``scripts`` gives the
-    turn's, the first memory's and the second's writing systems (:func:`script_of`), and
-    where the two memories are in different ones, a second in the turn's own never goes
-    first (its nearness may be the language's, not the meaning's). ``turn`` embeds the
-    turn, called only when the scores are close; if it fails (the host's embedder), the
-    words' order stands. The caller keeps versions of one subject out: the fresher-facts
-    rules order those."""
-    first, second = scores
-    a, b = vectors
-    if a is None or b is None or first <= 0.0 or second < ratio * first:
-        return False
-    asked, first_script, second_script = scripts()
-    if first_script != second_script and second_script == asked:
-        return False
+    The model finds a text nearer a turn in its own language: ``scripts`` gives the turn's
+    writing system, then each memory's (:func:`script_of`), and a memory in the turn's own
+    never goes before one in another script (its nearness may be the language's, not the
+    meaning's). ``turn`` embeds the turn, called only when some score is close; if it fails
+    (the host's embedder), the words' order stands."""
+    depth = min(len(scores), len(vectors), CLOSE_DEPTH)
+    if depth < 2 or scores[0] <= 0.0:
+        return 0
+    close = [j for j in range(1, depth) if scores[j] >= ratio * scores[0]]
+    if not close:
+        return 0
     try:
         vector = turn()
     except Exception:
-        return False
-    if len(vector) != len(a) or len(vector) != len(b):
-        return False
-    near_a = round(math.fsum(map(operator.mul, vector, a)) / QUANTUM)
-    near_b = round(math.fsum(map(operator.mul, vector, b)) / QUANTUM)
-    return near_b - near_a > round(margin / QUANTUM)
+        return 0
+    near: list[int | None] = []
+    for candidate in vectors[: close[-1] + 1]:
+        if candidate is None or len(candidate) != len(vector):
+            near.append(None)
+        else:
+            near.append(round(math.fsum(map(operator.mul, vector, candidate)) / QUANTUM))
+    lead = round(margin / QUANTUM)
+    found: list[str] | None = None
+    best = 0
+    for j in close:
+        here = near[j]
+        above = near[:j]
+        if here is None or any(n is None or here - n <= lead for n in above):
+            continue
+        if found is None:
+            found = list(scripts())
+        asked, written = found[0], found[1:]
+        if any(written[i] != written[j] and written[j] == asked for i in range(j)):
+            continue
+        if any(versions(i, j) for i in range(j)):
+            continue
+        best = j
+    return best
