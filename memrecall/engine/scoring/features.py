@@ -133,16 +133,16 @@ class Params:
     The order of the matches stays the pool's own: what is rare in this tree. Pools this
     size or larger are unaffected."""
     passage_ratio: float = 0.5
-    """Where memories carry passage embeddings, the words' second memory goes first when it
-    scores at least this share of the first, neither is a version of the other, and its
-    passage is nearer the turn by more than :attr:`passage_margin`
-    (:func:`~memrecall.engine.scoring.passages.nearer_first`): two memories the words
-    rank that close are often told apart by what the turn means, not by its words (a
-    question in other words than its note's; a title's word the question shares).
-    Chosen with :attr:`passage_margin` on the corpus and blind sets 5 to 33 (docs/evaluation.md)."""
+    """Where memories carry passage embeddings, one of the words' first memories goes first
+    when it scores at least this share of the first, is no version of a memory above it,
+    and its passage is nearer the turn than theirs by more than :attr:`passage_margin`
+    (:func:`~memrecall.engine.scoring.passages.nearer_first`): memories the words rank
+    that close are often told apart by what the turn means, not by its words (a question
+    in other words than its note's; a title's word the question shares). Chosen with
+    :attr:`passage_margin` on the corpus and blind sets 5 to 33 (docs/evaluation.md)."""
     passage_margin: float = 0.015
-    """How much nearer (cosine) the turn the second memory's passage must be than the
-    first's for it to go first (:attr:`passage_ratio`)."""
+    """How much nearer (cosine) the turn a memory's passage must be than those of every
+    memory the words rank above it for it to go first (:attr:`passage_ratio`)."""
     talk_share: float = 1 / 3
     """On plain small talk (:attr:`~memrecall.engine.scoring.turn_model.Reading.PLAIN_TALK`),
     the share of the turn's weight a memory must match to stay strong: a memory that
