@@ -32,7 +32,7 @@ from blind_dedup import FIXTURES
 
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.judgement import Judgement
-from memrecall.engine.scoring.turn_model import Reading, default_model
+from memrecall.engine.scoring.turn_model import TurnModel, default_model
 from memrecall.engine.scoring.turn_semantic import SemanticTurns, semantic_weights
 from memrecall.sources.turn_reader import background_passage_embedder, e5_embedder
 from memrecall.tooling import calibration
@@ -49,17 +49,8 @@ def _semantic() -> SemanticTurns:
     return SemanticTurns(semantic_weights(), default_model(), embed)
 
 
-class _Never:
-    """A reader that reads every turn as a question: the judgements before the turn rules."""
-
-    def probability(self, text: str) -> float:
-        return 0.0
-
-    def is_talk(self, text: str) -> bool:
-        return False
-
-    def read(self, text: str) -> Reading:
-        return Reading.QUESTION
+QUESTIONS_ONLY = TurnModel({}, bias=-50.0, cutoff=0.5)
+"""A reader that reads every turn as a question: the judgements before the turn rules."""
 
 
 def grace() -> list[str]:
@@ -99,7 +90,7 @@ def answered(first: int, last: int) -> list[str]:
         report = evaluate(corpus, "fielded")
         cases = {c.id: c for c in corpus.cases}
         passage = background_passage_embedder()
-        index = FieldedIndex.of(corpus.documents, turns=_Never(), passage=passage)
+        index = FieldedIndex.of(corpus.documents, turns=QUESTIONS_ONLY, passage=passage)
         position = {d: i for i, d in enumerate(corpus.ids)}
         for result in report.results:
             case = cases[result.id]

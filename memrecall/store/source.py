@@ -435,10 +435,6 @@ class StoreRanker:
         matrix = self._passage_matrix()
         params = index.params
 
-        def script(position: int) -> str:
-            counts = self._features[position].counts
-            return script_of(term for field in counts[:3] for term in field)
-
         def versions(i: int, j: int) -> bool:
             a, b = head[i], head[j]
             return bool(
@@ -455,7 +451,9 @@ class StoreRanker:
             [r[2] for r in head],
             [matrix.vector(r[0]) for r in head],
             lambda: once.turn(query),
-            scripts=lambda: [script_of([query_text(query)])] + [script(r[0]) for r in head],
+            scripts=lambda: (
+                [script_of([query_text(query)])] + [self._features[r[0]].script() for r in head]
+            ),
             versions=versions,
             ratio=params.passage_ratio,
             margin=params.passage_margin,

@@ -15,7 +15,7 @@ import msgspec
 
 from memrecall.engine.scoring.analysis import identifier_counts, syllable_pairs, term_counts
 from memrecall.engine.scoring.katakana import katakana_forms
-from memrecall.engine.scoring.passages import PassageEmbedder, pack, passage_text
+from memrecall.engine.scoring.passages import PassageEmbedder, pack, passage_text, script_of
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
 from memrecall.events.documents import MemoryDocument
@@ -213,6 +213,11 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             supersedes=link_target(document.supersedes),
             passage=b"" if passage is None else _embedded(document, passage),
         )
+
+    def script(self) -> str:
+        """The writing system of the title, description and rendered body
+        (:func:`~memrecall.engine.scoring.passages.script_of` over their terms)."""
+        return script_of(term for field in self.counts[:3] for term in field)
 
 
 def passage_of(document: MemoryDocument) -> str:

@@ -1116,10 +1116,8 @@ class FieldedIndex:
         )
 
     def _script(self, position: int) -> str:
-        """The writing system of a document's title, description and rendered body
-        (:func:`~memrecall.engine.scoring.passages.script_of` over their terms)."""
-        counts = features_in(self._doc_features, self._keys_order[position]).counts
-        return script_of(term for field in counts[:3] for term in field)
+        """:meth:`DocumentFeatures.script` of the document at ``position``."""
+        return features_in(self._doc_features, self._keys_order[position]).script()
 
     def _later_versions(self, first: int) -> tuple[int, ...]:
         """The pool's later versions of a document, newest first
