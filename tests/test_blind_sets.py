@@ -56,7 +56,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-14.json": {
         "small-talk-heldout-14": (None, None, 65 / 70, None),
-        "answerable-heldout-14": (0.81, 39 / 50, None, 1 / 7),
+        "answerable-heldout-14": (41.5 / 50, 40 / 50, None, 1 / 7),
         "recency-heldout-14": (47 / 48, 18 / 24, None, 4 / 24),
     },
     "set-15.json": {
@@ -73,7 +73,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-18.json": {
         "small-talk-heldout-18": (None, None, 92 / 100, None),
-        "answerable-heldout-18": (56 / 60, 48 / 60, None, 4 / 35),
+        "answerable-heldout-18": (56.5 / 60, 48 / 60, None, 4 / 35),
     },
     "set-19.json": {
         "small-talk-heldout-19": (None, None, 87 / 100, None),
@@ -85,11 +85,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-21.json": {
         "small-talk-heldout-21": (None, None, 103 / 117, None),
-        "answerable-heldout-21": (77.5 / 80, 67 / 80, None, 1.0),
+        "answerable-heldout-21": (78.5 / 80, 68 / 80, None, 1.0),
     },
     "set-22.json": {
         "small-talk-heldout-22": (None, None, 100 / 111, None),
-        "answerable-heldout-22": (0.8183, 59 / 76, None, 0.0),
+        "answerable-heldout-22": ((64 + 5 / 6) / 78, 60 / 78, None, 0.0),
     },
     "set-23.json": {
         "small-talk-heldout-23": (None, None, 101 / 118, None),
@@ -101,7 +101,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-25.json": {
         "small-talk-heldout-25": (None, None, 82 / 92, None),
-        "answerable-heldout-25": (0.65, 42 / 80, None, 0.0),
+        "answerable-heldout-25": (55 / 80, 44 / 80, None, 0.0),
     },
     "set-26.json": {
         "small-talk-heldout-26": (None, None, 266 / 295, None),
@@ -109,11 +109,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-27.json": {
         "small-talk-heldout-27": (None, None, 220 / 257, None),
-        "answerable-heldout-27": (0.7418, 110 / 184, None, 0.0),
+        "answerable-heldout-27": (138 / 184, 112 / 184, None, 0.0),
     },
     "set-28.json": {
         "small-talk-heldout-28": (None, None, 207 / 249, None),
-        "answerable-heldout-28": (0.6933, 94 / 175, None, 2 / 26),
+        "answerable-heldout-28": ((123 + 5 / 6) / 175, 96 / 175, None, 2 / 26),
     },
     "set-29.json": {  # version pairs, and records that are not versions (written last)
         "recency-heldout-29": (35 / 48, 18 / 48, None, 13 / 48),
@@ -125,16 +125,17 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-31.json": {  # small talk and questions in twelve languages, most across languages
         "small-talk-heldout-31": (None, None, 246 / 278, None),
-        "answerable-heldout-31": (118 / 173, 96 / 173, None, None),
+        "answerable-heldout-31": (123.5 / 173, 101 / 173, None, None),
     },
     "set-32.json": {  # the same in twelve languages (sv and tr new), written last
         "small-talk-heldout-32": (None, None, 189 / 217, None),
-        "answerable-heldout-32": (0.759, 103 / 158, None, None),
+        "answerable-heldout-32": (124 / 158, 107 / 158, None, None),
     },
     "set-33.json": {  # the same in twelve languages (cs, hi, id and uk new)
         "small-talk-heldout-33": (None, None, 200 / 238, None),
-        # 117.5 / 169 until the weak evidence threshold moved (ans-33b-207, fifth place)
-        "answerable-heldout-33": ((117.5 - 5 / 6) / 169, 96 / 169, None, None),
+        # ans-33b-207 lost its fifth place when the weak evidence threshold moved; three
+        # silent questions gained a memory that stands out (Params.clear_near)
+        "answerable-heldout-33": ((119 + 1 / 6) / 169, 99 / 169, None, None),
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 107 / 139, None),
@@ -154,10 +155,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-38.json": {  # two German trees, an Italian and a Hindi one
         "small-talk-heldout-38": (None, None, 35 / 49, None),
-        # top-1 43 / 60 until the passage decided between close memories
-        # (Params.passage_ratio): ans-38a-039 asks what Merve looks after and when she is
-        # away; her leave note, nearer the turn, now comes before the one labelled first
-        "answerable-heldout-38": (54.5 / 60, 42 / 60, None, None),
+        # ans-38a-039 lost its first memory when the passage decided between close
+        # memories (Params.passage_ratio): it asks what Merve looks after and when she is
+        # away, and her leave note, nearer the turn, comes before the one labelled first;
+        # ans-38a-147, silent before, gets the memory that stands out (Params.clear_near)
+        "answerable-heldout-38": (55.5 / 60, 43 / 60, None, None),
     },
 }
 
@@ -273,7 +275,8 @@ def test_passages_complete_answers_and_move_first_only_what_they_may(
     are in) reorder and complete the words' answer after its first memory, and may put first
     a newer note on the first one's subject that says it in other words
     (``Params.subject_cosine``), or another of the words' first memories where its passage is
-    nearer the turn (``Params.passage_ratio``): what is silent stays the words'; where the
+    nearer the turn (``Params.passage_ratio``); a turn the words leave silent gets at most
+    the one memory whose passage stands out near it (``Params.clear_near``); where the
     first memory changes it is newer than the words' first or was among its first memories,
     and the words' first stays among the five; the fast result changes only where the two
     first memories are such a pair, and holds nothing else; no slice gets more outdated fast
@@ -298,15 +301,21 @@ def test_passages_change_on_the_corpus_alone_only_what_they_may(semantic_turns: 
 
 
 def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> None:
-    """Silence stays the words'; a new first memory is newer than the words' first or was
-    among the words' first memories (``passages.CLOSE_DEPTH``), and the words' first stays
-    among the five; the fast result changes only where the first two are a pair."""
+    """What the words answer stays answered; where they are silent, the passages give at
+    most one memory and never a fast result (``passages.clearly_nearest``); a new first
+    memory is newer than the words' first or was among the words' first memories
+    (``passages.CLOSE_DEPTH``), and the words' first stays among the five; the fast result
+    changes only where the first two are a pair."""
     mtime = {d: doc.mtime for d, doc in zip(corpus.ids, corpus.documents, strict=True)}
     alone_of = {r.id: r for r in words.results}
     assert alone_of.keys() == {r.id for r in fielded.results}
     for result in fielded.results:
         alone = alone_of[result.id]
-        assert bool(result.selected) == bool(alone.selected)
+        if not alone.selected:
+            assert len(result.selected) <= 1
+            assert result.fast == ()
+            continue
+        assert result.selected
         if result.selected[:1] != alone.selected[:1]:
             nearer = result.selected[0] in alone.selected[1:CLOSE_DEPTH]
             assert nearer or mtime[result.selected[0]] > mtime[alone.selected[0]]

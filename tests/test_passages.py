@@ -173,8 +173,13 @@ def test_without_the_semantic_reader_or_passages_the_words_rank_alone() -> None:
     assert 1 not in _index(passages=False).rank(query, 5)
 
 
-def test_an_embedding_never_answers_a_turn_the_words_leave_silent() -> None:
-    assert _index().rank("how long does a refund take?", 5) == []
+def test_a_turn_the_words_leave_silent_gets_at_most_the_memory_that_stands_out() -> None:
+    # the words share nothing with the Spanish refund note; its passage stands out near the
+    # turn (tests/test_clearly_nearest.py has the rule's bounds), never into the fast result
+    silent = "how long does a refund take?"
+    assert _index(passages=False).rank(silent, 5) == []
+    assert _index().rank_and_fast(silent, 5) == ([1], [])
+    assert _index().rank("is it sunny today?", 5) == []  # near no memory: silence stays
 
 
 def test_a_failing_passage_embedder_leaves_the_memory_without_a_vector() -> None:

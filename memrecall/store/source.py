@@ -65,6 +65,7 @@ from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_th
 from memrecall.engine.scoring.passages import (
     CLOSE_DEPTH,
     PassageMatrix,
+    clearly_nearest,
     joined,
     nearer_first,
     script_of,
@@ -358,7 +359,8 @@ class StoreRanker:
             judged = self._judged(query, exclude, limit, keep_none=False, turns=turns)
             judged = self._nearer_first(query, judged, once)
             ranking = self._with_update(judged, exclude, limit)
-            return self._nearest_too(query, judged, ranking, exclude, limit, once=once)
+            ranking = self._nearest_too(query, judged, ranking, exclude, limit, once=once)
+            return ranking or self._clearly_nearest(query, exclude, limit, turns, once)
 
     def rank_and_fast(
         self, query: str, limit: int, *, exclude: Collection[int] = ()
@@ -377,7 +379,8 @@ class StoreRanker:
             if kept is not words and kept[0][0] in fast:  # the same, in the ranking's order
                 fast = [kept[0][0], *(i for i in fast if i != kept[0][0])]
             ranking = self._with_update(kept, exclude, limit)
-            return self._nearest_too(query, kept, ranking, exclude, limit, once=once), fast
+            ranking = self._nearest_too(query, kept, ranking, exclude, limit, once=once)
+            return ranking or self._clearly_nearest(query, exclude, limit, turns, once), fast
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
         """The reader of one ranking call and its embedder, as ``FieldedIndex._one_turn``:
@@ -412,6 +415,34 @@ class StoreRanker:
             matrix,
             exclude=exclude,
             limit=limit,
+        )
+
+    def _clearly_nearest(
+        self,
+        query: str,
+        exclude: Collection[int],
+        limit: int,
+        turns: TurnReader | None,
+        once: OnceEmbedded | None,
+    ) -> list[int]:
+        """For a turn the words leave silent, the memory whose passage stands out near it, as
+        ``FieldedIndex._clearly_nearest`` finds it (call under the source's lock)."""
+        if limit < 1 or once is None or not isinstance(turns, SemanticTurns):
+            return []
+        index = self._source.index
+        if index.query_terms(query)[2]:
+            return []
+        params = index.params
+        return clearly_nearest(
+            query,
+            self._passage_matrix(),
+            talk=turns.probability,
+            plainly_talk=turns.lexical_model.is_talk,
+            turn=lambda: once.turn(query),
+            exclude=exclude,
+            cosine=params.clear_near,
+            lead=params.clear_lead,
+            below=params.clear_talk,
         )
 
     def _passage_matrix(self) -> PassageMatrix:

@@ -34,6 +34,8 @@ from .helpers import GLOBAL, T0, ManualClock, new_memory
 
 QUESTION = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-20.0, cutoff=0.9)
 """A reader that reads every turn as a question."""
+TALK = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=20.0, cutoff=0.9)
+"""A reader that reads every turn as small talk."""
 READER = SemanticTurns(QUESTION, TurnModel({}, bias=0.0, cutoff=0.99), lambda text: [0.0] * 3)
 ENGLISH = "During the release freeze, how many days does a customer refund take?"
 FREEZE = "release_freeze"
@@ -120,10 +122,16 @@ async def test_a_note_in_another_language_joins_once_its_passage_is_in(
         # as a FieldedIndex over the same documents with their passages ranks them
         snapshot = source.snapshot()
         fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_vectors)
-        for query in (ENGLISH, "release freeze", "refund", "grafana team budget"):
+        silent = "how long does a refund take?"  # no word of it in any note
+        for query in (ENGLISH, "release freeze", "refund", "grafana team budget", silent):
             assert snapshot.ranker.rank(query, 5) == fresh.rank(query, 5)
             assert snapshot.ranker.rank_and_fast(query, 5) == fresh.rank_and_fast(query, 5)  # type: ignore[attr-defined]
-        assert _titles(source, "how long does a refund take?") == []  # silence stays
+        # the words leave it silent; the reader is sure it asks, and one passage stands out
+        assert _titles(source, silent) == ["plazo de pagos"]
+        assert snapshot.ranker.rank_and_fast(silent, 5)[1] == []  # type: ignore[attr-defined]
+        talk = SemanticTurns(TALK, READER.lexical_model, _vectors)
+        monkeypatch.setattr("memrecall.store.source.default_turns", lambda: talk)
+        assert _titles(source, silent) == []  # small talk: silence stays
     finally:
         held.set()
         source.close()

@@ -143,6 +143,19 @@ class Params:
     passage_margin: float = 0.015
     """How much nearer (cosine) the turn a memory's passage must be than those of every
     memory the words rank above it for it to go first (:attr:`passage_ratio`)."""
+    clear_near: float = 0.80
+    """Where memories carry passage embeddings, a turn the words leave silent gets the memory
+    whose passage is at least this near it (cosine) and nearer than every other by
+    :attr:`clear_lead`, when the reader is sure it asks something (under
+    :attr:`clear_talk`): :func:`~memrecall.engine.scoring.passages.clearly_nearest`. Never
+    for a paste, never into the fast result. Chosen with the other two on the corpus and
+    blind sets 5 to 33, the pools where it answers no small talk (docs/evaluation.md)."""
+    clear_lead: float = 0.02
+    """How much nearer the turn (cosine) the memory that stands out must be than the next
+    nearest (:attr:`clear_near`)."""
+    clear_talk: float = 0.1
+    """The reader's probability of small talk under which a silent turn may get the memory
+    that stands out (:attr:`clear_near`)."""
     talk_share: float = 1 / 3
     """On plain small talk (:attr:`~memrecall.engine.scoring.turn_model.Reading.PLAIN_TALK`),
     the share of the turn's weight a memory must match to stay strong: a memory that

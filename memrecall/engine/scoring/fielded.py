@@ -177,6 +177,7 @@ from memrecall.engine.scoring.passages import (
     CLOSE_DEPTH,
     PassageEmbedder,
     PassageMatrix,
+    clearly_nearest,
     joined,
     nearer_first,
     script_of,
@@ -1070,9 +1071,10 @@ class FieldedIndex:
         kept = self._nearer_first(
             query, self._ranked(query, exclude, limit, floor=True, turns=turns), once
         )
-        return self._nearest_too(
+        ranking = self._nearest_too(
             query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
+        return ranking or self._clearly_nearest(query, exclude, limit, turns, once)
 
     def _holders(self, term: str) -> set[int]:
         """The documents (pool positions) that have an index term, from its postings alone
@@ -1204,7 +1206,7 @@ class FieldedIndex:
         ranking = self._nearest_too(
             query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
         )
-        return ranking, fast
+        return ranking or self._clearly_nearest(query, exclude, limit, turns, once), fast
 
     def _nearer_first(
         self, query: str, kept: list[Match], once: OnceEmbedded | None
@@ -1233,6 +1235,36 @@ class FieldedIndex:
         if not chosen:
             return kept
         return [kept[chosen], *kept[:chosen], *kept[chosen + 1 :]]
+
+    def _clearly_nearest(
+        self,
+        query: str,
+        exclude: Collection[int],
+        limit: int,
+        turns: TurnReader | None,
+        once: OnceEmbedded | None,
+    ) -> list[int]:
+        """For a turn the words leave silent: the memory whose passage stands out near it,
+        when the reader is sure it asks something
+        (:func:`~memrecall.engine.scoring.passages.clearly_nearest`, :attr:`Params.clear_near`),
+        where the passages take part (``once``, the call's embedder, under the semantic
+        reader ``turns``); never for a paste."""
+        if limit < 1 or once is None or not isinstance(turns, SemanticTurns):
+            return []
+        if self.query_terms(query)[2]:
+            return []
+        params = self.params
+        return clearly_nearest(
+            query,
+            self._passage_matrix(),
+            talk=turns.probability,
+            plainly_talk=turns.lexical_model.is_talk,
+            turn=lambda: once.turn(query),
+            exclude=exclude,
+            cosine=params.clear_near,
+            lead=params.clear_lead,
+            below=params.clear_talk,
+        )
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
         """The reader of one ranking call, and its embedder: where the passages take part,

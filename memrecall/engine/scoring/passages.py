@@ -7,8 +7,9 @@ that reads the turn (the host's embedder: this module only stores and compares v
 When the lexical ranking answers a turn, the places after its first memory are shared with
 the memories nearest the turn's embedding, by reciprocal rank fusion (:func:`fused`), and
 when the words rank two memories close, the one nearer the turn comes first
-(:func:`nearer_first`). What is silent stays the lexical ranking's: the embedding reorders
-and completes an answer, it never makes one. Two passages' :func:`cosine` also tells the
+(:func:`nearer_first`). A turn the words leave silent gets one memory only when the reader
+is sure it asks something and one passage stands out near it (:func:`clearly_nearest`). Two
+passages' :func:`cosine` also tells the
 fresher-facts rule that an update which says a fact in new words is about the same subject
 (:attr:`~memrecall.engine.scoring.features.Params.subject_cosine`).
 """
@@ -39,6 +40,7 @@ __all__ = [
     "SEMANTIC_DEPTH",
     "PassageEmbedder",
     "PassageMatrix",
+    "clearly_nearest",
     "cosine",
     "fused",
     "joined",
@@ -103,6 +105,15 @@ def cosine(first: bytes, second: bytes) -> float:
     if a is None or b is None or len(a) != len(b):
         return 0.0
     return math.fsum(map(operator.mul, a, b))
+
+
+def _near(turn: Sequence[float], vector: Sequence[float] | None) -> int | None:
+    """The dot product of two unit vectors, summed exactly and counted in :data:`QUANTUM`
+    steps (the same on every processor); None when ``vector`` is missing or of another
+    length."""
+    if vector is None or len(vector) != len(turn):
+        return None
+    return round(math.fsum(map(operator.mul, turn, vector)) / QUANTUM)
 
 
 def nearest(
@@ -274,12 +285,7 @@ def nearer_first(
         vector = turn()
     except Exception:
         return 0
-    near: list[int | None] = []
-    for candidate in vectors[: close[-1] + 1]:
-        if candidate is None or len(candidate) != len(vector):
-            near.append(None)
-        else:
-            near.append(round(math.fsum(map(operator.mul, vector, candidate)) / QUANTUM))
+    near = [_near(vector, candidate) for candidate in vectors[: close[-1] + 1]]
     lead = round(margin / QUANTUM)
     found: list[str] | None = None
     best = 0
@@ -297,3 +303,51 @@ def nearer_first(
             continue
         best = j
     return best
+
+
+_SAYS_SOMETHING = regex.compile(r"[\p{L}\p{N}]")
+
+
+def clearly_nearest(
+    query: str,
+    matrix: PassageMatrix,
+    *,
+    talk: Callable[[str], float],
+    plainly_talk: Callable[[str], bool],
+    turn: Callable[[], Sequence[float]],
+    exclude: Collection[int],
+    cosine: float,
+    lead: float,
+    below: float,
+) -> list[int]:
+    """What a turn the words leave silent gets: the one memory whose passage is at least
+    ``cosine`` near the turn and nearer than every other memory's by at least ``lead``
+    (exact dot products, compared at :data:`QUANTUM`), when the reader's probability that
+    the turn is small talk (``talk``) is under ``below``; else nothing.
+
+    A question asked in other words than its memory's, or in another language, shares no
+    word the ranking can judge; the reader can still be sure it asks something, and when
+    one memory is clearly the nearest, that one is what it asks about. ``talk`` is called
+    first (it embeds the turn), then ``turn`` (the reader's embedding of it). A turn
+    ``plainly_talk`` already reads as small talk without an embedding (the lexical turn
+    model at its cutoff) is not embedded: most silent turns are small talk, and the
+    embedding is what a turn costs here. A turn with no letter or digit gets nothing, and
+    so does every turn where the host's embedder fails. Callers leave pastes to their
+    words."""
+    if not matrix or not _SAYS_SOMETHING.search(query) or plainly_talk(query):
+        return []
+    try:
+        if talk(query) >= below:
+            return []
+        vector = turn()
+    except Exception:  # the host's embedder (a C engine): any failure leaves the silence
+        return []
+    found = matrix.nearest(vector, exclude=exclude, depth=2)
+    near = [_near(vector, matrix.vector(i)) for i in found]
+    first = near[0] if near else None
+    if first is None or first < round(cosine / QUANTUM):
+        return []
+    second = near[1] if len(near) > 1 else None
+    if second is not None and first - second < round(lead / QUANTUM):
+        return []
+    return found[:1]

@@ -1,0 +1,192 @@
+"""A turn the words leave silent gets the memory whose passage clearly stands out near it, when
+the reader is sure it asks something (issue 18): memrecall.engine.scoring.passages.
+clearly_nearest, Params.clear_near, clear_lead and clear_talk. Never into the fast result,
+never for a paste, never where the words answer."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Sequence
+
+from memrecall.engine.scoring.features import Params
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.passages import PassageMatrix, clearly_nearest
+from memrecall.engine.scoring.turn_model import TurnModel
+from memrecall.engine.scoring.turn_semantic import SemanticTurns, SemanticWeights
+from tests.factories import filler, memory
+
+QUESTION = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-20.0, cutoff=0.9)
+"""A reader that reads every turn as a question (probability of small talk about 0)."""
+TALK = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=20.0, cutoff=0.9)
+"""A reader that reads every turn as small talk."""
+UNSURE = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-2.0, cutoff=0.9)
+"""A reader that gives every turn a probability of small talk of 0.12: not sure enough."""
+LEXICAL = TurnModel({}, bias=0.0, cutoff=0.99)
+"""The lexical model reads every turn at 0.5: never plainly small talk."""
+PLAIN = TurnModel({}, bias=0.0, cutoff=0.4)
+"""A lexical model that reads every turn as small talk on its own."""
+
+MANAGER = "Reporting line"
+STANDUP = "Daily standup"
+ASKED = "who's my boss again?"
+"""Shares no word with any memory: the words leave it silent."""
+BOTH = "tell me about both of them"
+FAR = "anything at all?"
+
+
+def _vectors(text: str) -> Sequence[float]:
+    """A stand-in for the model: each note and the turns about it point their own way."""
+    if text.startswith(MANAGER):
+        return [1.0, 0.0, 0.0]
+    if text.startswith(STANDUP):
+        return [0.0, 1.0, 0.0]
+    if text == ASKED:
+        return [0.9, 0.1, 0.0]  # 0.9 near the reporting line, 0.1 the standup
+    if text == BOTH:
+        return [0.85, 0.84, 0.0]  # near both, by 0.01 apart
+    if text == FAR:
+        return [0.7, 0.1, 0.0]  # nearest the reporting line, but under 0.80
+    return [0.0, 0.0, 1.0]
+
+
+def _index(
+    *,
+    weights: SemanticWeights = QUESTION,
+    lexical: TurnModel = LEXICAL,
+    embed: Callable[[str], Sequence[float]] = _vectors,
+    passages: bool = True,
+    semantic: bool = True,
+    params: Params | None = None,
+) -> FieldedIndex:
+    documents = [
+        memory(MANAGER, "", "Reports to the CTO, Ines Duarte, since March."),
+        memory(STANDUP, "", "The standup is at 9:30 in the small room."),
+        *filler(20),
+    ]
+    turns = SemanticTurns(weights, lexical, embed) if semantic else lexical
+    return FieldedIndex.of(
+        documents,
+        turns=turns,
+        passage=_vectors if passages else None,
+        params=params or Params(),
+    )
+
+
+def test_the_words_leave_the_turns_silent() -> None:
+    """The premise of the tests below, from the words alone."""
+    words = _index(passages=False)
+    for turn in (ASKED, BOTH, FAR):
+        assert words.rank(turn, 5) == []
+
+
+def test_a_silent_question_gets_the_memory_that_stands_out_never_fast() -> None:
+    index = _index()
+    assert index.rank(ASKED, 5) == [0]
+    assert index.rank_and_fast(ASKED, 5) == ([0], [])
+
+
+def test_where_the_words_answer_the_rule_takes_no_part() -> None:
+    asked = "when is the daily standup?"
+    assert _index().rank(asked, 5)[:1] == _index(passages=False).rank(asked, 5)[:1] == [1]
+
+
+def test_small_talk_or_a_reader_not_sure_enough_gets_nothing() -> None:
+    assert _index(weights=TALK).rank(ASKED, 5) == []
+    assert _index(weights=UNSURE).rank(ASKED, 5) == []
+    assert _index(weights=UNSURE, params=Params(clear_talk=0.13)).rank(ASKED, 5) == [0]
+
+
+def test_a_turn_the_lexical_model_reads_as_small_talk_is_not_embedded() -> None:
+    turns: list[str] = []
+
+    def counted(text: str) -> Sequence[float]:
+        turns.append(text)
+        return _vectors(text)
+
+    assert _index(lexical=PLAIN, embed=counted).rank(ASKED, 5) == []
+    assert turns == []
+    assert _index(embed=counted).rank(ASKED, 5) == [0]
+    assert turns == [ASKED]  # embedded once, for the reader and the passages alike
+
+
+def test_two_memories_near_alike_or_none_near_enough_give_nothing() -> None:
+    assert _index().rank(BOTH, 5) == []
+    assert _index().rank(FAR, 5) == []
+    assert _index(params=Params(clear_lead=0.009)).rank(BOTH, 5) == [0]
+    assert _index(params=Params(clear_near=0.7)).rank(FAR, 5) == [0]
+
+
+def test_an_excluded_memory_is_never_given() -> None:
+    # without the reporting line, the standup is nearest but far under the bar
+    assert _index().rank(ASKED, 5, exclude={0}) == []
+    assert _index(params=Params(clear_near=0.05)).rank(ASKED, 5, exclude={0}) == [1]
+
+
+def test_without_passages_or_the_semantic_reader_silence_stays() -> None:
+    assert _index(passages=False).rank(ASKED, 5) == []
+    assert _index(semantic=False).rank(ASKED, 5) == []
+    assert _index().rank(ASKED, 0) == []
+
+
+def test_a_paste_or_a_turn_with_no_word_stays_silent() -> None:
+    paste = ASKED + " " + " ".join(f"zq{i}.boss xk{i}" for i in range(80))
+    index = _index()
+    assert index.query_terms(paste)[2]
+    assert index.rank(paste, 5) == []
+    assert index.rank("?!? …", 5) == []
+
+
+def test_a_failing_embedder_leaves_the_silence() -> None:
+    def broken(text: str) -> Sequence[float]:
+        if text == ASKED:
+            raise RuntimeError("the model is gone")
+        return _vectors(text)
+
+    assert _index(embed=broken).rank(ASKED, 5) == []
+
+
+# --------------------------------------------------------------------------- the rule itself
+
+A, B, C = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]
+
+
+def _found(
+    turn: Sequence[float],
+    vectors: Sequence[Sequence[float] | None] = (A, B, C),
+    *,
+    talk: float = 0.0,
+    exclude: frozenset[int] = frozenset(),
+    query: str = "a question",
+) -> list[int]:
+    matrix = PassageMatrix([None if v is None else array("f", v) for v in vectors])
+    return clearly_nearest(
+        query,
+        matrix,
+        talk=lambda text: talk,
+        plainly_talk=lambda text: False,
+        turn=lambda: turn,
+        exclude=exclude,
+        cosine=0.8,
+        lead=0.02,
+        below=0.1,
+    )
+
+
+def test_the_rule_asks_a_near_passage_ahead_of_the_next_by_the_lead() -> None:
+    assert _found([0.9, 0.1, 0.0]) == [0]
+    assert _found([0.0, 0.1, 0.8]) == [2]  # exactly the bar
+    assert _found([0.0, 0.1, 0.79]) == []
+    assert _found([0.85, 0.83, 0.0]) == [0]  # ahead by exactly the lead
+    assert _found([0.85, 0.84, 0.0]) == []
+    assert _found([0.9, 0.1, 0.0], talk=0.1) == []
+    assert _found([0.9, 0.1, 0.0], talk=0.099) == [0]
+
+
+def test_the_rule_skips_the_excluded_and_the_missing() -> None:
+    assert _found([0.9, 0.85, 0.0], exclude=frozenset({1})) == [0]
+    assert _found([0.9, 0.85, 0.0], exclude=frozenset({0})) == [1]
+    assert _found([0.9, 0.85, 0.0], vectors=(A, None, C)) == [0]
+    assert _found([0.9, 0.85, 0.0], vectors=(None, None, None)) == []
+    assert _found([0.9, 0.1], vectors=(A, B, C)) == []  # a turn of another length
+    assert _found([0.9, 0.1, 0.0], vectors=(A,)) == [0]  # one memory: nothing to be ahead of
+    assert _found([0.9, 0.1, 0.0], query="🙂 …") == []
