@@ -123,12 +123,14 @@ async def test_a_note_in_another_language_joins_once_its_passage_is_in(
         snapshot = source.snapshot()
         fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_vectors)
         silent = "how long does a refund take?"  # no word of it in any note
-        for query in (ENGLISH, "release freeze", "refund", "grafana team budget", silent):
+        paste = silent + " " + " ".join(f"zq{i}.refund xk{i}" for i in range(80))
+        for query in (ENGLISH, "release freeze", "refund", "grafana team budget", silent, paste):
             assert snapshot.ranker.rank(query, 5) == fresh.rank(query, 5)
             assert snapshot.ranker.rank_and_fast(query, 5) == fresh.rank_and_fast(query, 5)  # type: ignore[attr-defined]
         # the words leave it silent; the reader is sure it asks, and one passage stands out
         assert _titles(source, silent) == ["plazo de pagos"]
         assert snapshot.ranker.rank_and_fast(silent, 5)[1] == []  # type: ignore[attr-defined]
+        assert _titles(source, paste) == []  # a paste is left to its words
         talk = SemanticTurns(TALK, READER.lexical_model, _vectors)
         monkeypatch.setattr("memrecall.store.source.default_turns", lambda: talk)
         assert _titles(source, silent) == []  # small talk: silence stays
