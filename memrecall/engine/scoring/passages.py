@@ -9,8 +9,8 @@ the memories nearest the turn's embedding, by reciprocal rank fusion (:func:`fus
 when the words rank two memories close, the one nearer the turn comes first
 (:func:`nearer_first`). A turn the words leave silent gets one memory only when the reader
 is sure it asks something and one passage stands out near it (:func:`clearly_nearest`). Two
-passages' :func:`cosine` also tells the
-fresher-facts rule that an update which says a fact in new words is about the same subject
+passages' :func:`cosine` also tells the fresher-facts rule that an update which says a fact
+in new words is about the same subject
 (:attr:`~memrecall.engine.scoring.features.Params.subject_cosine`).
 """
 
