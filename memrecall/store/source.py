@@ -55,6 +55,7 @@ from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
     FieldedIndex,
     MatchedTerm,
+    answer_silent,
     answered,
     common_only,
     count_runs,
@@ -65,7 +66,6 @@ from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_th
 from memrecall.engine.scoring.passages import (
     CLOSE_DEPTH,
     PassageMatrix,
-    clearly_nearest,
     joined,
     nearer_first,
     script_of,
@@ -425,24 +425,19 @@ class StoreRanker:
         turns: TurnReader | None,
         once: OnceEmbedded | None,
     ) -> list[int]:
-        """For a turn the words leave silent, the memory whose passage stands out near it, as
-        ``FieldedIndex._clearly_nearest`` finds it (call under the source's lock)."""
+        """For a turn the words leave silent, ``fielded.answer_silent`` over this pool, as
+        ``FieldedIndex._clearly_nearest`` asks it (call under the source's lock)."""
         if limit < 1 or once is None or not isinstance(turns, SemanticTurns):
             return []
         index = self._source.index
-        if index.query_terms(query)[2]:
-            return []
-        params = index.params
-        return clearly_nearest(
+        return answer_silent(
             query,
-            self._passage_matrix(),
-            talk=turns.probability,
-            plainly_talk=turns.lexical_model.is_talk,
-            turn=lambda: once.turn(query),
+            pasted=index.query_terms(query)[2],
+            matrix=self._passage_matrix(),
             exclude=exclude,
-            cosine=params.clear_near,
-            lead=params.clear_lead,
-            below=params.clear_talk,
+            params=index.params,
+            reader=turns,
+            once=once,
         )
 
     def _passage_matrix(self) -> PassageMatrix:

@@ -236,6 +236,7 @@ __all__ = [
     "MatchedTerm",
     "Params",
     "PoolStatistics",
+    "answer_silent",
     "answered",
     "common_only",
     "count_runs",
@@ -1244,26 +1245,17 @@ class FieldedIndex:
         turns: TurnReader | None,
         once: OnceEmbedded | None,
     ) -> list[int]:
-        """For a turn the words leave silent: the memory whose passage stands out near it,
-        when the reader is sure it asks something
-        (:func:`~memrecall.engine.scoring.passages.clearly_nearest`, :attr:`Params.clear_near`),
-        where the passages take part (``once``, the call's embedder, under the semantic
-        reader ``turns``); never for a paste."""
+        """For a turn the words leave silent: :func:`answer_silent` over this pool."""
         if limit < 1 or once is None or not isinstance(turns, SemanticTurns):
             return []
-        if self.query_terms(query)[2]:
-            return []
-        params = self.params
-        return clearly_nearest(
+        return answer_silent(
             query,
-            self._passage_matrix(),
-            talk=turns.probability,
-            plainly_talk=turns.lexical_model.is_talk,
-            turn=lambda: once.turn(query),
+            pasted=self.query_terms(query)[2],
+            matrix=self._passage_matrix(),
             exclude=exclude,
-            cosine=params.clear_near,
-            lead=params.clear_lead,
-            below=params.clear_talk,
+            params=self.params,
+            reader=turns,
+            once=once,
         )
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
@@ -1325,3 +1317,33 @@ class FieldedIndex:
                 [unpack(features_in(store, key).passage) for key in self._keys_order]
             )
         return matrix
+
+
+def answer_silent(
+    query: str,
+    *,
+    pasted: bool,
+    matrix: PassageMatrix,
+    exclude: Collection[int],
+    params: Params,
+    reader: SemanticTurns,
+    once: OnceEmbedded,
+) -> list[int]:
+    """What a turn the words leave silent gets, in both rankers (this index and the
+    store's): the memory whose passage stands out near it, when the semantic ``reader`` is
+    sure it asks something (:func:`~memrecall.engine.scoring.passages.clearly_nearest`,
+    :attr:`Params.clear_near`); ``once`` is the call's embedder, so the turn is embedded
+    once for the reader and the passages. Never for a paste (``pasted``)."""
+    if pasted:
+        return []
+    return clearly_nearest(
+        query,
+        matrix,
+        talk=reader.probability,
+        plainly_talk=reader.lexical_model.is_talk,
+        turn=lambda: once.turn(query),
+        exclude=exclude,
+        cosine=params.clear_near,
+        lead=params.clear_lead,
+        below=params.clear_talk,
+    )
