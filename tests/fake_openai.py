@@ -7,7 +7,10 @@ and reads back what the server saw: every request's body and headers, and
 whether a client hung up while the server was still delaying its answer.
 
 The delay is a wait on the client's socket, not a sleep: if the client closes
-the connection the server notices at once and records the disconnect.
+the connection the server notices at once and records the disconnect. A client
+that hangs up before its request is read (a short timeout on a loaded machine
+can expire before the server thread gets to the connection) is recorded as a
+disconnect too: the connection ended from its side with nothing answered.
 Threading events (``received``, ``disconnected``, ``answered``) let a test
 wait for these moments instead of sleeping.
 """
@@ -116,6 +119,15 @@ def _client_gone(connection: socket.socket, seconds: float) -> bool:
 def _handler(state: FakeOpenAI) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            finally:
+                # the connection is over; with nothing answered, the client hung up (it may
+                # have done so before its request was read)
+                if not state.answered.is_set():
+                    state.disconnected.set()
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))

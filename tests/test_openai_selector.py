@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import runpy
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -175,12 +176,24 @@ async def test_a_20ms_answer_maps_back_to_the_documents() -> None:
 
 async def test_an_answer_slower_than_the_timeout_is_a_timeout_and_hangs_up() -> None:
     # The server holds its answer up to 10 s but stops as soon as the client hangs up, so
-    # a loaded machine cannot make the answer beat the 0.1 s timeout.
+    # a loaded machine cannot make the answer beat the 0.5 s timeout (long enough for the
+    # request to reach the server first: the first call of a process is the slowest).
     with serve(Behaviour(delay=10.0)) as server:
         with pytest.raises(SelectorTimeoutError):
-            await selector(server, timeout=0.1).select(request_for(DOCS))
+            await selector(server, timeout=0.5).select(request_for(DOCS))
+        assert await trio.to_thread.run_sync(server.received.wait, 5.0)
         assert await trio.to_thread.run_sync(server.disconnected.wait, 5.0)
         assert not server.answered.is_set()
+
+
+def test_tls_is_built_once_per_process_and_only_for_https() -> None:
+    plain = OpenAICompatibleSelector(base_url="http://127.0.0.1:9/v1", model="m")
+    assert plain._tls_context() is False  # nothing to verify, and no CA bundle read
+    secure = OpenAICompatibleSelector(base_url="HTTPS://models.example/v1", model="m")
+    again = OpenAICompatibleSelector(base_url="https://other.example/v1", model="m")
+    context = secure._tls_context()
+    assert isinstance(context, ssl.SSLContext)
+    assert again._tls_context() is context
 
 
 async def test_cancelling_a_call_closes_the_request() -> None:

@@ -27,6 +27,7 @@ cause (``timeout``, ``http_error``, ``unreachable``, ``invalid_answer``).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -37,6 +38,7 @@ from typing import Any
 
 import anyio
 import attrs
+import httpcore  # noqa: F401  httpx imports it when its first client is made, inside a call's time limit
 import httpx
 
 from memrecall.actors.selector import (
@@ -122,6 +124,12 @@ def parse_reply(payload: bytes) -> list[str]:
     return list(selected)
 
 
+@functools.cache
+def _default_tls() -> ssl.SSLContext:
+    """httpx's default TLS context (the CA bundle it ships), built once per process."""
+    return httpx.create_ssl_context()
+
+
 def _check_timeout(_instance: object, _attribute: object, value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"timeout must be a number of seconds, not {type(value).__name__}")
@@ -159,13 +167,14 @@ class OpenAICompatibleSelector:
     retries: int = attrs.field(default=1, validator=_check_retries)
     client: httpx.AsyncClient | None = attrs.field(default=None, repr=False)
     extra_body: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
-    _tls: ssl.SSLContext | None = attrs.field(default=None, init=False, repr=False)
 
-    def _tls_context(self) -> ssl.SSLContext:
-        """The TLS context, built once (building it reads the CA bundle: tens of ms)."""
-        if self._tls is None:
-            self._tls = httpx.create_ssl_context()
-        return self._tls
+    def _tls_context(self) -> ssl.SSLContext | bool:
+        """The TLS context for an ``https`` endpoint, built once per process (building it
+        reads the CA bundle: tens of ms, which a short ``timeout`` cannot spare); False for
+        a plain ``http`` one, which has no TLS to verify."""
+        if not self.url.lower().startswith("https:"):
+            return False
+        return _default_tls()
 
     @property
     def url(self) -> str:
