@@ -427,17 +427,16 @@ class StoreRanker:
     ) -> list[int]:
         """For a turn the words leave silent, ``fielded.answer_silent`` over this pool, as
         ``FieldedIndex._clearly_nearest`` asks it (call under the source's lock)."""
-        if limit < 1 or once is None or not isinstance(turns, SemanticTurns):
-            return []
         index = self._source.index
         return answer_silent(
             query,
-            pasted=index.query_terms(query)[2],
-            matrix=self._passage_matrix(),
-            exclude=exclude,
-            params=index.params,
+            limit=limit,
             reader=turns,
             once=once,
+            query_terms=index.query_terms,
+            matrix=self._passage_matrix,
+            exclude=exclude,
+            params=index.params,
         )
 
     def _passage_matrix(self) -> PassageMatrix:

@@ -1246,16 +1246,15 @@ class FieldedIndex:
         once: OnceEmbedded | None,
     ) -> list[int]:
         """For a turn the words leave silent: :func:`answer_silent` over this pool."""
-        if limit < 1 or once is None or not isinstance(turns, SemanticTurns):
-            return []
         return answer_silent(
             query,
-            pasted=self.query_terms(query)[2],
-            matrix=self._passage_matrix(),
-            exclude=exclude,
-            params=self.params,
+            limit=limit,
             reader=turns,
             once=once,
+            query_terms=self.query_terms,
+            matrix=self._passage_matrix,
+            exclude=exclude,
+            params=self.params,
         )
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
@@ -1322,23 +1321,28 @@ class FieldedIndex:
 def answer_silent(
     query: str,
     *,
-    pasted: bool,
-    matrix: PassageMatrix,
+    limit: int,
+    reader: TurnReader | None,
+    once: OnceEmbedded | None,
+    query_terms: Callable[[str], tuple[list[QueryTerm], float, bool]],
+    matrix: Callable[[], PassageMatrix],
     exclude: Collection[int],
     params: Params,
-    reader: SemanticTurns,
-    once: OnceEmbedded,
 ) -> list[int]:
     """What a turn the words leave silent gets, in both rankers (this index and the
     store's): the memory whose passage stands out near it, when the semantic ``reader`` is
     sure it asks something (:func:`~memrecall.engine.scoring.passages.clearly_nearest`,
-    :attr:`Params.clear_near`); ``once`` is the call's embedder, so the turn is embedded
-    once for the reader and the passages. Never for a paste (``pasted``)."""
-    if pasted:
+    :attr:`Params.clear_near`). Only where the passages take part: ``once`` is the call's
+    embedder (None without passages), so the turn is embedded once for the reader and the
+    passages, and ``reader`` the semantic reader over it. Never for a paste (by the pool's
+    ``query_terms``); ``matrix`` gives the pool's passages."""
+    if limit < 1 or once is None or not isinstance(reader, SemanticTurns):
+        return []
+    if query_terms(query)[2]:
         return []
     return clearly_nearest(
         query,
-        matrix,
+        matrix(),
         talk=reader.probability,
         plainly_talk=reader.lexical_model.is_talk,
         turn=lambda: once.turn(query),
