@@ -52,3 +52,10 @@ mutate:
 # the page's screenshot (docs/img/page.png), taken in headless Chromium (bash .ci/install-browser)
 screenshot:
     MEMRECALL_SCREENSHOT={{justfile_directory()}}/docs/img/page.png MEMRECALL_REQUIRE_BROWSER=1 uv run pytest tests/http/test_browser_page.py -q -k screenshot
+
+# the blind sets' floors with the embedding engine's expf and erff rounded another way
+# (scripts/other_libm.c; a C compiler and Linux): what a machine whose arithmetic differs sees
+other-libm:
+    mkdir -p build
+    cc -O2 -shared -fPIC -o build/other_libm.so scripts/other_libm.c -lm
+    LD_PRELOAD={{justfile_directory()}}/build/other_libm.so uv run pytest tests/test_blind_sets.py -q -p no:cacheprovider
