@@ -72,9 +72,10 @@ Rules about what a query is (issue 18, continued):
   its weight gets nothing (:func:`answered`): it is about something no memory knows
   ("a pivot table in Excel" against a memory that mentions a *table*).
 * **One ordinary word.** A turn that is one word and nothing else, written as
-  ordinary words are ("deploy", "Datenbank", "сервис", "数据库", "デプロイ"), gets nothing
-  (:func:`one_word`): it asks nothing, even when one memory owns the word. A word written
-  as names are (``VPN``, ``GitLab``) or an identifier (``billing-api``) is judged as below.
+  ordinary words are ("deploy", "Datenbank", "сервис", "数据库", "デプロイ", "ฐานข้อมูล"),
+  gets nothing (:func:`one_word`): it asks nothing, even when one memory owns the word. A
+  word written as names are (``VPN``, ``GitLab``) or an identifier (``billing-api``) is
+  judged as below.
 * **One word.** A query with a single topical term (besides common words) is
   answered only when one memory stands out: its runner-up, older same-subject
   versions left aside, scores under :attr:`Params.paste_margin` of it. Else nothing

@@ -28,6 +28,7 @@ from memrecall.engine.scoring.analysis import (
 )
 from memrecall.engine.scoring.judgement import Thresholds
 from memrecall.engine.scoring.katakana import KANA, katakana_parts
+from memrecall.engine.scoring.thai_words import one_thai_word
 
 __all__ = [
     "RUN_CREDIT",
@@ -301,6 +302,7 @@ _ONE_RUN = regex.compile(r"^[\p{P}\p{S}\s]*+(\p{L}[\p{L}\p{M}]*+)[\p{P}\p{S}\s]*
 """A turn that is one run of letters, with nothing around it but punctuation and spaces."""
 _NO_SPACES = regex.compile(r"[\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 """Scripts written without spaces between words, where one run may be a whole sentence."""
+_ALL_THAI = regex.compile(r"^[\p{Thai}]+$")
 _KANJI_KANA = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 _ONE_HAN_WORD = regex.compile(r"^\p{Han}{1,3}$")
 _CAPITAL = regex.compile(r"\p{Lu}")
@@ -319,15 +321,17 @@ def one_word(query: str) -> bool:
     nothing (phones write one on every turn, German on every noun). In Han, one word is a
     run of at most three characters; in kana, a run of katakana or of hiragana alone
     (mixed, it is a phrase: ``デプロイはどうやるの``). Thai, Lao, Khmer and Myanmar are
-    written without spaces, so one run there may be a sentence and is never taken for one
-    word.
+    written without spaces, so one run there may be a sentence: in Thai, a run is one word
+    when it is as short as one and holds no common word (:func:`one_thai_word`:
+    ``ฐานข้อมูล``, database, but not ``ใครดูแล``, who looks after); in the others it is
+    never taken for one word.
     """
     match = _ONE_RUN.match(query)
     if match is None:
         return False
     run = match.group(1)
     if _NO_SPACES.search(run):
-        return False
+        return _ALL_THAI.match(run) is not None and one_thai_word(run)
     if _KANJI_KANA.search(run):
         return bool(_ONE_HAN_WORD.match(run) or _ONE_KANA_WORD.match(run))
     return _CAPITAL.search(run, 1) is None

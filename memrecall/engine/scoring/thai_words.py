@@ -22,7 +22,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-__all__ = ["THAI_COMMON", "common_trigrams"]
+import regex
+
+__all__ = ["THAI_COMMON", "WORD_CLUSTERS", "common_trigrams", "one_thai_word"]
 
 THAI_COMMON = frozenset(
     unicodedata.normalize("NFKC", word)
@@ -61,6 +63,27 @@ def _common_clusters(clusters: Sequence[str], words: frozenset[str]) -> list[boo
         else:
             i += 1
     return marked
+
+
+WORD_CLUSTERS = 8
+"""A run of Thai of at most this many grapheme clusters may be one word: up to about three
+syllables, as a compound or a loanword is (*ฐานข้อมูล*, database, 7; *เซิร์ฟเวอร์*, server,
+8). A question is rarely that short without a question word or particle in it."""
+
+_CLUSTER = regex.compile(r"\X")
+
+
+def one_thai_word(run: str) -> bool:
+    """Whether a run of Thai letters (written without spaces) reads as one word: at most
+    :data:`WORD_CLUSTERS` grapheme clusters, none of them in a common word of two or more
+    clusters (a question word, a particle, a pronoun: *ใครดูแล*, who looks after, is a
+    question). Thai has no spaces to say where a word ends, so this is the length of one
+    word, not a proof of it; the one-word rule
+    (:func:`~memrecall.engine.scoring.query_rules.one_word`) asks it of a whole turn."""
+    clusters = _CLUSTER.findall(unicodedata.normalize("NFKC", run))
+    if not clusters or len(clusters) > WORD_CLUSTERS:
+        return False
+    return not any(_common_clusters(clusters, THAI_COMMON))
 
 
 def common_trigrams(runs: Sequence[Sequence[str]]) -> frozenset[str]:
