@@ -209,15 +209,16 @@ def measured(request: pytest.FixtureRequest, semantic_turns: None) -> Measured:
 
 ONE_CASE = 1
 """How many of a slice's cases its Recall@5, top-1 and small-talk floors leave to the
-machine: the bundled model's vectors can differ in their last digits from one processor and C
-library to another (its 8-bit activations turn a last-bit difference in ``expf`` into one
-of about 1e-3 in a vector), and a case whose passages sit that close to a cutoff or to
-each other is decided either way. Measured: the floors, reached on the machine that set
-them and in CI, were each missed by one case in six slices on an Intel Xeon with AVX-512
-(sets 26, 27, 30, 31, 32, 37), with the same code and packages (docs/evaluation.md,
-"Figures that depend on the machine"; ``just other-libm`` runs these tests with ``expf`` and
-``erff`` rounded another way). A change that loses a single case in a slice passes unseen:
-``scripts/blind_sets_table.py --compare`` shows changes case by case."""
+machine: the bundled model's vectors can differ in their last digits from one processor
+and C library to another (its 8-bit activations turn a last-bit difference in ``expf`` or
+``erff`` into one of about 1e-3 in a vector), and a case whose passages sit that close to
+a cutoff or to each other is decided either way. Measured: the floors, reached on the
+machine that set them and in CI, were each missed by one case in six slices on an Intel
+Xeon with AVX-512 (sets 26, 27, 30, 31, 32, 37), with the same code and packages
+(docs/evaluation.md, "Figures that depend on the machine"; ``just other-libm`` runs these
+tests with ``expf`` and ``erff`` rounded another way). A change that loses a single case in
+a slice passes unseen: ``scripts/blind_sets_table.py --compare`` shows changes case by
+case."""
 
 
 def test_each_blind_set_stays_at_its_measured_figures(
