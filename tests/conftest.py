@@ -25,6 +25,7 @@ from types import ModuleType
 import pytest
 from hypothesis import HealthCheck, settings
 
+from memrecall.sources.embedding_cache import KEEP_ENVIRONMENT
 from memrecall.sources.turn_reader import ENVIRONMENT, default_turns, remembering
 
 settings.register_profile("dev", max_examples=60, deadline=None, derandomize=True)
@@ -62,10 +63,7 @@ os.environ.setdefault(ENVIRONMENT, "lexical")
 runtime's timing and bookkeeping, and an embedding per turn would cost them minutes."""
 
 
-@pytest.fixture(scope="module")
-def semantic_turns() -> Iterator[None]:
-    """The runtime's default turn reader, the semantic one, for a module's tests (the
-    measured figures of the blind sets are the semantic reader's)."""
+def _semantic() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(ENVIRONMENT, "auto")
         default_turns.cache_clear()
@@ -75,12 +73,34 @@ def semantic_turns() -> Iterator[None]:
             default_turns.cache_clear()
 
 
+@pytest.fixture(scope="module")
+def semantic_turns() -> Iterator[None]:
+    """The runtime's default turn reader, the semantic one, for a module's tests (the
+    measured figures of the blind sets are the semantic reader's). Once a test asks for it,
+    every later test of the module runs with it: where the module's other tests do not
+    want it, ask for :func:`semantic_reader` instead."""
+    yield from _semantic()
+
+
+@pytest.fixture
+def semantic_reader() -> Iterator[None]:
+    """:func:`semantic_turns` for one test alone."""
+    yield from _semantic()
+
+
 @pytest.fixture(autouse=True, scope="session")
-def remembered_embeddings() -> Iterator[None]:
-    """The suite replays the same fixture queries in many tests: their embeddings (by the
-    semantic turn reader, memrecall.sources.turn_reader) are computed once per session.
-    The vectors are the same; only the time differs."""
-    with remembering():
+def remembered_embeddings(pytestconfig: pytest.Config) -> Iterator[None]:
+    """The suite replays the same fixture queries and memories in many tests: their
+    embeddings (by the semantic turn reader, memrecall.sources.turn_reader) are computed
+    once per session, and kept in pytest's cache folder for the next run on this machine
+    (memrecall.sources.embedding_cache: a file another machine or engine wrote is embedded
+    again). The vectors are the same; only the time differs. ``-p no:cacheprovider`` or
+    ``MEMRECALL_KEEP_EMBEDDINGS=`` (empty) keeps nothing between runs."""
+    cache = getattr(pytestconfig, "cache", None)
+    keep = None
+    if cache is not None and os.environ.get(KEEP_ENVIRONMENT, "-"):
+        keep = cache.mkdir("memrecall") / "embeddings"
+    with remembering(keep):
         yield
 
 

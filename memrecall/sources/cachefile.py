@@ -69,7 +69,7 @@ STALE_TEMPORARY_S: Final = 3600
 """A temporary cache file untouched this long was left by a killed writer (a write takes
 seconds); younger ones may belong to another process writing right now."""
 
-TEMPORARY_PREFIXES: Final = (".catalog-", ".features-")
+TEMPORARY_PREFIXES: Final = (".catalog-", ".features-", ".embeddings-")
 
 
 def code_fingerprint(modules: Sequence[str]) -> str:

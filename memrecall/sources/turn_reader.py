@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import hashlib
 import logging
 import os
 import threading
@@ -27,6 +28,7 @@ from memrecall.engine.scoring.turn_semantic import (
     TurnReader,
     semantic_weights,
 )
+from memrecall.sources.embedding_cache import KEEP_ENVIRONMENT, Remembered, kept_embeddings
 
 __all__ = [
     "ENVIRONMENT",
@@ -40,6 +42,7 @@ __all__ = [
     "passage_embedder",
     "passage_mode",
     "remembering",
+    "text_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,8 +81,7 @@ class E5Embedder:
         self._spare: Any = None
         self._spare_lock = threading.Lock()
         """Held while the spare engine embeds a background passage."""
-        self._memo: dict[str, list[float]] | None = None
-        self._passages: dict[str, list[float]] | None = None
+        self._remembered: Remembered | None = None
         self._turns = threading.Condition(threading.Lock())
         self._turns_waiting = 0
         """Turns waiting for (or in) the engine: a passage embedded in the background
@@ -95,13 +97,14 @@ class E5Embedder:
             self._turns_waiting += 1
         try:
             with self._lock:
-                memo = self._memo
-                if memo is not None and text in memo:
-                    return memo[text]
+                remembered = self._remembered
+                key = "" if remembered is None else text_key(text)
+                if remembered is not None and key in remembered.queries:
+                    return remembered.queries[key]
                 self._set_threads()
                 vector = [float(x) for x in self._model.query(text)]
-                if memo is not None:
-                    memo[text] = vector
+                if remembered is not None:
+                    remembered.queries[key] = vector
         finally:
             with self._turns:
                 self._turns_waiting -= 1
@@ -118,9 +121,10 @@ class E5Embedder:
         takes up to a third of a second and cannot be interrupted, and a turn that had to
         wait for it would miss its deadline."""
         text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
-        memo = self._passages
-        if memo is not None and text in memo:
-            return memo[text]
+        remembered = self._remembered
+        key = "" if remembered is None else text_key(text)
+        if remembered is not None and key in remembered.passages:
+            return remembered.passages[key]
         if background:
             with self._turns:
                 self._turns.wait_for(lambda: not self._turns_waiting)
@@ -134,40 +138,67 @@ class E5Embedder:
             with self._lock:
                 self._set_threads()
                 vector = [float(x) for x in self._model.passage(text)]
-        if memo is not None:
-            memo[text] = vector
+        if remembered is not None:
+            remembered.passages[key] = vector
         return vector
+
+    def probe(self, texts: Sequence[str]) -> list[list[float]]:
+        """The query and the passage embedding of each of ``texts``, computed now whatever is
+        remembered (what :func:`~memrecall.sources.embedding_cache.kept_embeddings` compares
+        with the vectors a file was written with)."""
+        vectors: list[list[float]] = []
+        with self._lock:
+            self._set_threads()
+            for text in texts:
+                vectors.append([float(x) for x in self._model.query(text)])
+                vectors.append([float(x) for x in self._model.passage(text)])
+        return vectors
 
     def _set_threads(self) -> None:
         """Set the calling thread's engine threads for the next embedding: one in a runtime
         (the engine is shared with the threads that rank, and with the event loop), every
         core while :meth:`remembering` (a replay)."""
-        (self._one_thread if self._memo is None else self._all_threads)()
+        (self._one_thread if self._remembered is None else self._all_threads)()
 
     @contextlib.contextmanager
-    def remembering(self) -> Iterator[None]:
+    def remembering(self, into: Remembered | None = None) -> Iterator[None]:
         """Remember embeddings while inside (nested: the outermost decides): for tools that
         replay the same labelled queries many times (``memrecall eval``, the delivery
         simulation). Inside, each embedding may use every core. Everything remembered is
-        dropped on leaving; a runtime never enters."""
-        if self._memo is not None:
+        dropped on leaving (``into``, where given, starts with what it holds and keeps what
+        is added: :func:`~memrecall.sources.embedding_cache.kept_embeddings`); a runtime
+        never enters."""
+        if self._remembered is not None:
             yield
             return
-        self._memo, self._passages = {}, {}
+        self._remembered = Remembered() if into is None else into
         try:
             yield
         finally:
-            self._memo = self._passages = None
+            self._remembered = None
+
+
+def text_key(text: str) -> str:
+    """What an embedding is remembered by: a digest of the text embedded."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 @contextlib.contextmanager
-def remembering() -> Iterator[None]:
-    """:meth:`E5Embedder.remembering` of the process's model, where there is one."""
+def remembering(keep: str | os.PathLike[str] | None = None) -> Iterator[None]:
+    """:meth:`E5Embedder.remembering` of the process's model, where there is one. With
+    ``keep`` (or the file :data:`~memrecall.sources.embedding_cache.KEEP_ENVIRONMENT`
+    names), the embeddings are also read from and written to that file
+    (:func:`~memrecall.sources.embedding_cache.kept_embeddings`)."""
     embed = e5_embedder()
     if embed is None:
         yield
         return
-    with embed.remembering():
+    keep = keep or os.environ.get(KEEP_ENVIRONMENT) or None
+    if keep is None:
+        with embed.remembering():
+            yield
+        return
+    with kept_embeddings(embed, keep):
         yield
 
 

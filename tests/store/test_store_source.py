@@ -84,7 +84,7 @@ def _read_with(
     ],
 )
 async def test_documents_and_ranking_equal_a_fresh_index(
-    tmp_path: Path, answer: float | None, steps: tuple[int, ...], semantic_turns: None
+    tmp_path: Path, answer: float | None, steps: tuple[int, ...], semantic_reader: None
 ) -> None:
     # with the runtime's turn reader, the semantic one, and the memories' passages embedded
     # (recall across languages): the store must rank with them too
