@@ -8,12 +8,17 @@ dependencies install on Linux x86-64."""
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 import pytest
 
-from memrecall.engine.scoring.passages import CLOSE_DEPTH
+from memrecall.engine.scoring.features import Params
+from memrecall.engine.scoring.fielded import FieldedIndex
+from memrecall.engine.scoring.passages import CLOSE_DEPTH, passage_text
+from memrecall.sources.turn_reader import e5_embedder
 from memrecall.tooling.evaluation import Corpus, Report, evaluate_many, load_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -318,10 +323,13 @@ def test_passages_change_on_the_corpus_alone_only_what_they_may(semantic_turns: 
 def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> None:
     """What the words answer stays answered; where they are silent, the passages give at
     most one memory and never a fast result (``passages.clearly_nearest``); a new first
-    memory is newer than the words' first or was among the words' first memories
-    (``passages.CLOSE_DEPTH``), and the words' first stays among the five; the fast result
-    changes only where the first two are a pair."""
+    memory is newer than the words' first, or was among the words' first memories
+    (``passages.CLOSE_DEPTH``), or is the memory whose passage is the pool's nearest the
+    turn, by ``Params.thin_lead`` over the words' first, which the words matched by one query
+    term (``passages.nearest_over_thin``); the words' first stays among the five; the fast
+    result changes only where the first two are a pair."""
     mtime = {d: doc.mtime for d, doc in zip(corpus.ids, corpus.documents, strict=True)}
+    thin = _thin_hold(corpus)
     alone_of = {r.id: r for r in words.results}
     assert alone_of.keys() == {r.id for r in fielded.results}
     for result in fielded.results:
@@ -333,9 +341,46 @@ def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: 
         assert result.selected
         if result.selected[:1] != alone.selected[:1]:
             nearer = result.selected[0] in alone.selected[1:CLOSE_DEPTH]
-            assert nearer or mtime[result.selected[0]] > mtime[alone.selected[0]]
+            newer = mtime[result.selected[0]] > mtime[alone.selected[0]]
+            assert nearer or newer or thin(result.id, alone.selected[0], result.selected[0])
             assert alone.selected[0] in result.selected
         if result.fast != alone.fast:  # a version pair the words missed: no other change
             first, second = alone.selected[:2], result.selected[:2]
             assert set(result.fast) <= set(first) | set(second)
             assert set(first) == set(second) or result.selected[:1] != alone.selected[:1]
+
+
+def _thin_hold(corpus: Corpus) -> Callable[[str, str, str], bool]:
+    """``(case id, words' first, new first)``: whether the words matched their first memory
+    by one query term and the new first memory's passage is the nearest the turn of the
+    whole pool (the case's exclusions left out), by at least ``Params.thin_lead`` over the
+    words' first (cosines computed here from the model's vectors)."""
+    cases = {c.id: c for c in corpus.cases}
+    position = {d: i for i, d in enumerate(corpus.ids)}
+    words: list[FieldedIndex] = []  # built once, when a case needs it
+
+    def hold(case_id: str, first: str, new: str) -> bool:
+        embed = e5_embedder()
+        assert embed is not None  # only passages move a first memory
+        if not words:
+            words.append(FieldedIndex.of(corpus.documents))
+        case = cases[case_id]
+        if words[0].terms_matching(case.query, position[first]) != 1:
+            return False
+        turn = embed(case.query)
+        near = {
+            d: math.fsum(
+                a * b
+                for a, b in zip(
+                    turn,
+                    embed.passage(passage_text(doc.title, doc.description, doc.body)),
+                    strict=True,
+                )
+            )
+            for d, doc in zip(corpus.ids, corpus.documents, strict=True)
+            if d not in case.exclude
+        }
+        nearest = max(near, key=lambda d: near[d])
+        return nearest == new and near[new] - near[first] >= Params().thin_lead - 1e-6
+
+    return hold

@@ -4,6 +4,7 @@ Issue 18: questions about a note written in another language share few of its wo
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from memrecall.engine.scoring.passages import (
     PassageMatrix,
     fused,
     nearest,
+    nearest_over_thin,
     pack,
     passage_text,
     unpack,
@@ -116,6 +118,62 @@ def test_fusion_keeps_the_head_repeats_nothing_and_fills_the_limit(
     head = min(fixed, limit, len(lexical))
     assert out[:head] == lexical[:head]
     assert len(out) == min(limit, len(set(lexical) | set(semantic)))
+
+
+def _unit(x: float) -> list[float]:
+    return [x, math.sqrt(1.0 - x * x)]
+
+
+def test_the_pools_nearest_goes_first_over_a_thin_hold_by_the_lead_only() -> None:
+    # the turn is [1, 0]: memory 2's passage is nearer it than memory 0's by 0.05
+    matrix = PassageMatrix([unpack(pack(_unit(x))) for x in (0.80, 0.70, 0.85)])
+    turn = [1.0, 0.0]
+
+    def move(ranking: list[int], lead: float, yields: bool = True) -> list[int]:
+        return nearest_over_thin(
+            ranking, 2, turn, matrix, lead=lead, yields=lambda first, near: yields
+        )
+
+    assert move([0, 1, 2], 0.03) == [2, 0, 1]
+    assert move([0, 1, 2], 0.06) == [0, 1, 2]  # not nearer by the lead
+    assert move([0, 1, 2], 0.03, yields=False) == [0, 1, 2]  # the caller's say
+    assert move([0, 1], 0.03) == [0, 1]  # not among the ranked: nothing is added
+    assert move([2, 0, 1], 0.03) == [2, 0, 1]  # already first
+    empty = PassageMatrix([unpack(pack(_unit(0.80))), None, None])
+    assert nearest_over_thin([0, 2], 2, turn, empty, lead=0.0, yields=lambda a, b: True) == [0, 2]
+
+
+def _stop_vectors(text: str) -> Sequence[float]:
+    """The turn, a note it shares one word with, and the note it means, for the test below."""
+    if "stop working" in text:
+        return [1.0, 0.0, 0.0]
+    if "log off" in text:
+        return [0.96, 0.28, 0.0]
+    if "Stop all deploys" in text:
+        return [0.9, -math.sqrt(1 - 0.81), 0.0]
+    return [0.0, 0.0, 1.0]
+
+
+def test_a_first_memory_held_by_one_word_yields_to_the_clearly_nearest_passage() -> None:
+    documents = [
+        memory("Deploy cutoff", "Stop all deploys after 15:00 on Fridays", "No exceptions."),
+        memory("End of my day", "I log off at 18:00 sharp", "Messages after that wait."),
+        *filler(20),
+    ]
+    turns = SemanticTurns(QUESTION, LEXICAL, _stop_vectors)
+    index = FieldedIndex.of(documents, turns=turns, passage=_stop_vectors)
+    words = FieldedIndex.of(documents, turns=LEXICAL)
+    query = "what time do I usually stop working?"
+    assert words.rank(query, 5)[:1] == [0]
+    assert index.terms_matching(query, 0) == 1  # "stop"
+    assert index.rank(query, 5)[:2] == [1, 0]
+    assert index.rank_and_fast(query, 5)[0][:2] == [1, 0]
+    # two words in common: the words' first keeps its place
+    assert index.rank("what time do I stop deploys working?", 5)[:1] == [0]
+    # by less than the lead, the words' order stands
+    lead = Params(thin_lead=0.07)
+    near = FieldedIndex.of(documents, turns=turns, passage=_stop_vectors, params=lead)
+    assert near.rank(query, 5)[:2] == [0, 1]
 
 
 def test_the_passage_is_title_description_and_the_start_of_the_body() -> None:

@@ -415,7 +415,33 @@ class StoreRanker:
             matrix,
             exclude=exclude,
             limit=limit,
+            yields=lambda first, nearest: self._yields(query, kept, first, nearest),
+            lead=self._source.index.params.thin_lead,
         )
+
+    def _yields(self, query: str, kept: Sequence[_Judged], first: int, nearest: int) -> bool:
+        """Whether the words' first memory may yield its place to the memory whose passage is
+        nearest the turn, as ``FieldedIndex._yields`` decides it (call under the source's
+        lock)."""
+        index = self._source.index
+        if not kept or kept[0][0] != first:
+            return False
+        doc, other = kept[0][3], self._documents[nearest].path
+        matching = sum(
+            1 for qt in index.query_terms(query)[0] if doc in index._credit(qt.term, qt.kind)
+        )
+        if matching != 1:
+            return False
+        judged = next((r for r in kept if r[0] == nearest), None)
+        if kept[0][4] is not None or kept[0][5] or index.same_subject(doc, other):
+            return False
+        if judged is not None and (judged[4] is not None or judged[5]):
+            return False
+        if index.later_versions(doc) or index.later_versions(other):
+            return False
+        asked = script_of([query_text(query)])
+        scripts = self._features[nearest].script(), self._features[first].script()
+        return not (scripts[0] == asked != scripts[1])
 
     def _clearly_nearest(
         self,

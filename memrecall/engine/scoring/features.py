@@ -143,6 +143,13 @@ class Params:
     passage_margin: float = 0.015
     """How much nearer (cosine) the turn a memory's passage must be than those of every
     memory the words rank above it for it to go first (:attr:`passage_ratio`)."""
+    thin_lead: float = 0.03
+    """Where memories carry passage embeddings and the words matched their first memory by
+    one query term only, the memory whose passage is the nearest of the pool goes first when
+    it is among the ranked memories and nearer the turn than the first by at least this
+    (cosine), unless the two are versions of one subject or the nearest is nearer by its
+    language (:func:`~memrecall.engine.scoring.passages.nearest_over_thin`). Chosen on the
+    corpus and blind sets 5 to 33 (docs/evaluation.md)."""
     clear_near: float = 0.80
     """Where memories carry passage embeddings, a turn the words leave silent gets the memory
     whose passage is at least this near it (cosine) and nearer than every other by

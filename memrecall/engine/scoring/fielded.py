@@ -1299,6 +1299,36 @@ class FieldedIndex:
             matrix,
             exclude=exclude,
             limit=limit,
+            yields=lambda first, nearest: self._yields(query, kept, first, nearest),
+            lead=self.params.thin_lead,
+        )
+
+    def _yields(self, query: str, kept: Sequence[Match], first: int, nearest: int) -> bool:
+        """Whether the words' first memory may yield its place to the memory whose passage
+        is nearest the turn (:func:`~memrecall.engine.scoring.passages.nearest_over_thin`):
+        the words matched it by one query term only, neither is a version of the other's
+        subject (:meth:`_versions`, with the pool's later versions), and the nearest is not
+        written in the turn's script where the first is not (its nearness may be the
+        language's)."""
+        if not kept or kept[0].index != first or self.terms_matching(query, first) != 1:
+            return False
+        other = next((m for m in kept if m.index == nearest), None)
+        if other is not None and self._versions(kept[0], other):
+            return False
+        if kept[0].newer is not None or kept[0].outranked or self.same_subject(first, nearest):
+            return False
+        if self._later_versions(first) or self._later_versions(nearest):
+            return False
+        asked = script_of([query_text(query)])
+        return not (self._script(nearest) == asked != self._script(first))
+
+    def terms_matching(self, query: str, position: int) -> int:
+        """How many of the terms scored for ``query`` (:meth:`query_terms`) match the
+        document at ``position``, inflected forms and compound parts included."""
+        return sum(
+            1
+            for qt in self.query_terms(query)[0]
+            if position in self._credited(qt.term, qt.kind)[0]
         )
 
     def passage(self, position: int) -> tuple[float, ...] | None:

@@ -46,6 +46,7 @@ __all__ = [
     "joined",
     "nearer_first",
     "nearest",
+    "nearest_over_thin",
     "pack",
     "passage_text",
     "script_of",
@@ -212,12 +213,17 @@ def joined(
     *,
     exclude: Collection[int],
     limit: int,
+    yields: Callable[[int, int], bool] | None = None,
+    lead: float = 0.0,
 ) -> list[int]:
     """``ranking`` (the words', updates placed; ``matched`` the words' own order before they
     were) with the places after its first memory shared with the memories whose passage is
     nearest the turn's embedding (:func:`fused`); an update placed next to the first keeps
-    its place too. ``turn`` embeds the turn; if it fails (the host's embedder), the words'
-    ranking stands."""
+    its place too. Then, where no update was placed, the memory whose passage is the nearest
+    of the pool goes first if it is among them, nearer the turn than the first by at least
+    ``lead``, and ``yields(first, nearest)`` says the first may yield to it
+    (:func:`nearest_over_thin`). ``turn`` embeds the turn; if it fails (the host's
+    embedder), the words' ranking stands."""
     if not ranking or not matrix:
         return ranking
     try:
@@ -225,7 +231,43 @@ def joined(
     except Exception:
         return ranking
     fixed = 1 if ranking[:2] == list(matched[:2]) else 2
-    return fused(ranking, matrix.nearest(vector, exclude=exclude), limit, fixed=fixed)
+    near = matrix.nearest(vector, exclude=exclude)
+    out = fused(ranking, near, limit, fixed=fixed)
+    if yields is None or fixed != 1 or not near:
+        return out
+    return nearest_over_thin(out, near[0], vector, matrix, lead=lead, yields=yields)
+
+
+def nearest_over_thin(
+    ranking: list[int],
+    nearest: int,
+    turn: Sequence[float],
+    matrix: PassageMatrix,
+    *,
+    lead: float,
+    yields: Callable[[int, int], bool],
+) -> list[int]:
+    """``ranking`` with ``nearest`` (the memory whose passage is nearest the ``turn`` in the
+    whole pool) moved first, where it is in the ranking, its passage is nearer the turn than
+    the first memory's by at least ``lead`` (exact dot products, compared at
+    :data:`QUANTUM`), and ``yields(first, nearest)``: the caller's say that the first
+    memory's hold is thin (the words matched it by one query term only) and that the two
+    are not versions of one subject, nor the nearest nearer only by its language.
+
+    One word in common is little evidence: a name, a tool, a day the question mentions in
+    passing ("what time do I usually *stop* working?" against a note on stopping deploys).
+    When one memory's passage stands out that clearly nearer what the turn means, it is the
+    likelier subject. Older and newer versions of a subject are the fresher-facts rules' to
+    order, not this."""
+    first = ranking[0]
+    if nearest == first or nearest not in ranking:
+        return ranking
+    here, there = _near(turn, matrix.vector(nearest)), _near(turn, matrix.vector(first))
+    if here is None or there is None or here - there < round(lead / QUANTUM):
+        return ranking
+    if not yields(first, nearest):
+        return ranking
+    return [nearest, *(i for i in ranking if i != nearest)]
 
 
 _SCRIPT_LETTERS = regex.compile(
