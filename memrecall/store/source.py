@@ -432,10 +432,10 @@ class StoreRanker:
         )
         if matching != 1:
             return False
-        judged = next((r for r in kept if r[0] == nearest), None)
-        if kept[0][4] is not None or kept[0][5] or index.same_subject(doc, other):
+        judged = [r for r in kept if r[0] in (first, nearest)]  # the nearest may be unjudged
+        if any(r[4] is not None or r[5] for r in judged):
             return False
-        if judged is not None and (judged[4] is not None or judged[5]):
+        if index.same_subject(doc, other):
             return False
         if index.later_versions(doc) or index.later_versions(other):
             return False

@@ -533,3 +533,39 @@ async def test_an_older_fact_is_never_put_first_by_the_turns_reading(
     assert judged["talk"] == [(Judgement.NONE, False), (Judgement.WEAK, True)]
     assert firsts["talk"] == firsts["question"]
     service.close()
+
+
+async def test_a_first_memory_held_by_one_word_yields_as_in_a_fresh_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # passages.nearest_over_thin in the store's ranker: stub vectors make the note the turn
+    # means clearly nearer than the one it shares a word with (tests/test_passages.py)
+    from memrecall.engine.scoring.turn_semantic import SemanticTurns
+    from tests.test_passages import LEXICAL, QUESTION, _stop_vectors
+
+    reader = SemanticTurns(QUESTION, LEXICAL, _stop_vectors)
+    monkeypatch.setattr("memrecall.store.source.default_turns", lambda: reader)
+    monkeypatch.setattr("memrecall.store.source.background_passage_embedder", lambda: _stop_vectors)
+    service, store, clock = _setup(tmp_path)
+    await service.save(
+        "u1", GLOBAL, "deploy cutoff", "Stop all deploys after 15:00 on Fridays", "project"
+    )
+    clock.advance(60)
+    await service.save("u1", GLOBAL, "end of my day", "I log off at 18:00 sharp", "preference")
+    for i in range(20):
+        await service.save("u1", GLOBAL, f"note {i}", f"walnut fact number {i}", "fact")
+    source = StoreSource(store, "u1", clock=clock)
+    source.snapshot()
+    assert source.settle(60)
+    snapshot = source.snapshot()
+    fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_stop_vectors)
+    words = FieldedIndex.of(snapshot.documents, turns=reader)
+    query = "what time do I usually stop working?"
+    paths = [d.path for d in snapshot.documents]
+    ranked = snapshot.ranker.rank(query, 5)
+    assert ranked == fresh.rank(query, 5)
+    assert snapshot.ranker.rank_and_fast(query, 5) == fresh.rank_and_fast(query, 5)  # type: ignore[attr-defined]
+    assert paths[words.rank(query, 5)[0]] == "store/global/deploy_cutoff.md"
+    assert paths[ranked[0]] == "store/global/end_of_my_day.md"
+    source.close()
+    service.close()

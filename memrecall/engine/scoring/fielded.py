@@ -1307,15 +1307,15 @@ class FieldedIndex:
         """Whether the words' first memory may yield its place to the memory whose passage
         is nearest the turn (:func:`~memrecall.engine.scoring.passages.nearest_over_thin`):
         the words matched it by one query term only, neither is a version of the other's
-        subject (:meth:`_versions`, with the pool's later versions), and the nearest is not
+        subject (the guards of :meth:`_versions`), and the nearest is not
         written in the turn's script where the first is not (its nearness may be the
         language's)."""
         if not kept or kept[0].index != first or self.terms_matching(query, first) != 1:
             return False
-        other = next((m for m in kept if m.index == nearest), None)
-        if other is not None and self._versions(kept[0], other):
+        judged = [m for m in kept if m.index in (first, nearest)]  # the nearest may be unjudged
+        if any(m.newer is not None or m.outranked for m in judged):
             return False
-        if kept[0].newer is not None or kept[0].outranked or self.same_subject(first, nearest):
+        if self.same_subject(first, nearest):
             return False
         if self._later_versions(first) or self._later_versions(nearest):
             return False
