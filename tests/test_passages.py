@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memrecall.engine.scoring.analysis import query_candidates, words_among
 from memrecall.engine.scoring.features import DocumentFeatures, Params
 from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import (
@@ -141,6 +142,15 @@ def test_the_pools_nearest_goes_first_over_a_thin_hold_by_the_lead_only() -> Non
     assert move([2, 0, 1], 0.03) == [2, 0, 1]  # already first
     empty = PassageMatrix([unpack(pack(_unit(0.80))), None, None])
     assert nearest_over_thin([0, 2], 2, turn, empty, lead=0.0, yields=lambda a, b: True) == [0, 2]
+
+
+def test_the_overlapping_bigrams_of_one_cjk_word_count_as_one_word() -> None:
+    terms = {qt.term: qt for qt in query_candidates("派单服务挂了 deploy")}
+    assert {"派单", "单服", "服务", "deploy"} <= terms.keys()
+    assert words_among(terms[t] for t in ("派单", "单服", "服务")) == 1
+    assert words_among(terms[t] for t in ("派单", "服务")) == 2  # a bigram between is missing
+    assert words_among(terms[t] for t in ("服务", "deploy")) == 2
+    assert words_among([]) == 0
 
 
 def _stop_vectors(text: str) -> Sequence[float]:

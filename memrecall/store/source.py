@@ -48,7 +48,12 @@ from datetime import datetime
 import msgspec
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import query_text, query_words, vietnamese_words
+from memrecall.engine.scoring.analysis import (
+    query_text,
+    query_words,
+    vietnamese_words,
+    words_among,
+)
 from memrecall.engine.scoring.change_words import asks_current
 from memrecall.engine.scoring.features import passage_of
 from memrecall.engine.scoring.fielded import (
@@ -427,10 +432,10 @@ class StoreRanker:
         if not kept or kept[0][0] != first:
             return False
         doc, other = kept[0][3], self._documents[nearest].path
-        matching = sum(
-            1 for qt in index.query_terms(query)[0] if doc in index._credit(qt.term, qt.kind)
+        matching = (
+            qt for qt in index.query_terms(query)[0] if doc in index._credit(qt.term, qt.kind)
         )
-        if matching != 1:
+        if words_among(matching) != 1:
             return False
         judged = [r for r in kept if r[0] in (first, nearest)]  # the nearest may be unjudged
         if any(r[4] is not None or r[5] for r in judged):

@@ -83,6 +83,7 @@ __all__ = [
     "term_counts",
     "terms",
     "vietnamese_words",
+    "words_among",
 ]
 
 _CJK = r"\p{Script=Han}\p{Script=Hiragana}\p{scx=Katakana}\p{Script=Hangul}"
@@ -709,6 +710,15 @@ long it is (a 4,000-line paste would otherwise be analysed whole on every turn).
 MAX_QUERY_CANDIDATES = 1_024
 """At most this many distinct terms are kept as candidates (half from the head, half from the
 tail), out of which a scorer picks the :data:`MAX_QUERY_TERMS` it scores."""
+
+
+def words_among(terms: Iterable[QueryTerm]) -> int:
+    """How many words ``terms`` (some of a query's terms) stand for: a CJK bigram that
+    :attr:`QueryTerm.follows` another of them continues that one's word (``派单``, ``单服``,
+    ``服务`` are one: 派单服务), every other term is a word of its own."""
+    chosen = list(terms)
+    held = {qt.term for qt in chosen}
+    return sum(1 for qt in chosen if not (qt.follows & held))
 
 
 def query_text(query: str) -> str:

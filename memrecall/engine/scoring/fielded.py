@@ -161,6 +161,7 @@ from memrecall.engine.scoring.analysis import (
     query_text,
     query_words,
     vietnamese_words,
+    words_among,
 )
 from memrecall.engine.scoring.change_words import asks_current, declares_change
 from memrecall.engine.scoring.features import (
@@ -1323,10 +1324,12 @@ class FieldedIndex:
         return not (self._script(nearest) == asked != self._script(first))
 
     def terms_matching(self, query: str, position: int) -> int:
-        """How many of the terms scored for ``query`` (:meth:`query_terms`) match the
-        document at ``position``, inflected forms and compound parts included."""
-        return sum(
-            1
+        """How many of the words scored for ``query`` (:meth:`query_terms`) match the
+        document at ``position``, inflected forms and compound parts included; the
+        overlapping CJK bigrams of one word count once
+        (:func:`~memrecall.engine.scoring.analysis.words_among`)."""
+        return words_among(
+            qt
             for qt in self.query_terms(query)[0]
             if position in self._credited(qt.term, qt.kind)[0]
         )
