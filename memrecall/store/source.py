@@ -74,6 +74,7 @@ from memrecall.engine.scoring.passages import (
     joined,
     nearer_first,
     script_of,
+    thinly_held,
     unpack,
 )
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables, one_word
@@ -425,28 +426,30 @@ class StoreRanker:
         )
 
     def _yields(self, query: str, kept: Sequence[_Judged], first: int, nearest: int) -> bool:
-        """Whether the words' first memory may yield its place to the memory whose passage is
-        nearest the turn, as ``FieldedIndex._yields`` decides it (call under the source's
-        lock)."""
+        """``passages.thinly_held`` for this pool, as ``FieldedIndex._yields`` asks it (call
+        under the source's lock)."""
         index = self._source.index
-        if not kept or kept[0][0] != first:
-            return False
-        doc, other = kept[0][3], self._documents[nearest].path
-        matching = (
-            qt for qt in index.query_terms(query)[0] if doc in index._credit(qt.term, qt.kind)
-        )
-        if words_among(matching) != 1:
-            return False
-        judged = [r for r in kept if r[0] in (first, nearest)]  # the nearest may be unjudged
-        if any(r[4] is not None or r[5] for r in judged):
-            return False
-        if index.same_subject(doc, other):
-            return False
-        if index.later_versions(doc) or index.later_versions(other):
-            return False
-        asked = script_of([query_text(query)])
-        scripts = self._features[nearest].script(), self._features[first].script()
-        return not (scripts[0] == asked != scripts[1])
+        doc, other = self._documents[first].path, self._documents[nearest].path
+
+        def words() -> int:
+            return words_among(
+                qt for qt in index.query_terms(query)[0] if doc in index._credit(qt.term, qt.kind)
+            )
+
+        def versions() -> bool:
+            flagged = (r[4] is not None or r[5] for r in kept if r[0] in (first, nearest))
+            return bool(
+                any(flagged)
+                or index.same_subject(doc, other)
+                or index.later_versions(doc)
+                or index.later_versions(other)
+            )
+
+        def scripts() -> tuple[str, str, str]:
+            asked = script_of([query_text(query)])
+            return asked, self._features[first].script(), self._features[nearest].script()
+
+        return thinly_held(words, versions, scripts)
 
     def _clearly_nearest(
         self,

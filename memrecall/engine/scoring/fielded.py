@@ -183,6 +183,7 @@ from memrecall.engine.scoring.passages import (
     joined,
     nearer_first,
     script_of,
+    thinly_held,
     unpack,
 )
 from memrecall.engine.scoring.pool import (
@@ -1305,23 +1306,25 @@ class FieldedIndex:
         )
 
     def _yields(self, query: str, kept: Sequence[Match], first: int, nearest: int) -> bool:
-        """Whether the words' first memory may yield its place to the memory whose passage
-        is nearest the turn (:func:`~memrecall.engine.scoring.passages.nearest_over_thin`):
-        the words matched it by one query term only, neither is a version of the other's
-        subject (the guards of :meth:`_versions`), and the nearest is not
-        written in the turn's script where the first is not (its nearness may be the
-        language's)."""
-        if not kept or kept[0].index != first or self.terms_matching(query, first) != 1:
-            return False
-        judged = [m for m in kept if m.index in (first, nearest)]  # the nearest may be unjudged
-        if any(m.newer is not None or m.outranked for m in judged):
-            return False
-        if self.same_subject(first, nearest):
-            return False
-        if self._later_versions(first) or self._later_versions(nearest):
-            return False
-        asked = script_of([query_text(query)])
-        return not (self._script(nearest) == asked != self._script(first))
+        """:func:`~memrecall.engine.scoring.passages.thinly_held` for this pool: the words'
+        one-word hold on ``first`` (:meth:`terms_matching`), and the guards of
+        :meth:`_versions` (the nearest may be unjudged: its flags count where it has them)."""
+
+        def versions() -> bool:
+            flagged = (m.newer is not None or m.outranked for m in kept if m.index in pair)
+            return bool(
+                any(flagged)
+                or self.same_subject(first, nearest)
+                or self._later_versions(first)
+                or self._later_versions(nearest)
+            )
+
+        pair = (first, nearest)
+        return thinly_held(
+            lambda: self.terms_matching(query, first),
+            versions,
+            lambda: (script_of([query_text(query)]), self._script(first), self._script(nearest)),
+        )
 
     def terms_matching(self, query: str, position: int) -> int:
         """How many of the words scored for ``query`` (:meth:`query_terms`) match the

@@ -50,6 +50,7 @@ __all__ = [
     "pack",
     "passage_text",
     "script_of",
+    "thinly_held",
     "unpack",
 ]
 
@@ -268,6 +269,23 @@ def nearest_over_thin(
     if not yields(first, nearest):
         return ranking
     return [nearest, *(i for i in ranking if i != nearest)]
+
+
+def thinly_held(
+    words: Callable[[], int],
+    versions: Callable[[], bool],
+    scripts: Callable[[], tuple[str, str, str]],
+) -> bool:
+    """The ``yields`` of :func:`nearest_over_thin`, from what a ranker knows of the two
+    memories (each asked only as needed): the words matched the first by one word
+    (``words``), neither is a version of the other's subject (``versions``), and the nearest
+    is not written in the turn's script where the first is not (``scripts``: the turn's, the
+    first's and the nearest's, :func:`script_of`), since its nearness may be the
+    language's."""
+    if words() != 1 or versions():
+        return False
+    asked, first, nearest = scripts()
+    return not (nearest == asked != first)
 
 
 _SCRIPT_LETTERS = regex.compile(
