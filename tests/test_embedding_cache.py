@@ -135,6 +135,7 @@ def test_nothing_added_leaves_the_file_and_nested_keeps_the_outer_memory(
         with kept_embeddings(embed, path):  # the outer one decides: the file is not read
             embed("ask")
     assert _texts(model) == [("q", "new"), ("q", "ask")]
+    assert not [t for _, t in model.embedded if t in PROBES]  # nor probed
     assert path.read_bytes() == written[1]
 
 

@@ -67,6 +67,9 @@ class Remembered:
 class _Embedder(Protocol):
     """What :func:`kept_embeddings` needs of :class:`~memrecall.sources.turn_reader.E5Embedder`."""
 
+    @property
+    def remembers(self) -> bool: ...
+
     def probe(self, texts: Sequence[str]) -> list[list[float]]: ...
 
     def remembering(
@@ -100,6 +103,9 @@ def kept_embeddings(embed: _Embedder, path: str | os.PathLike[str]) -> Iterator[
     it was written by this engine on a machine that computes the same vectors, and write
     them back there on leaving if any were added (nested inside another ``remembering``,
     the outer one decides and the file is left as it is)."""
+    if embed.remembers:  # the outer one decides: neither probe nor read the file
+        yield
+        return
     path = os.fspath(path)
     probes = [pack(v) for v in embed.probe(PROBES)]
     remembered = _read(path, probes)

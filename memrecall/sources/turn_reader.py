@@ -142,6 +142,11 @@ class E5Embedder:
             remembered.passages[key] = vector
         return vector
 
+    @property
+    def remembers(self) -> bool:
+        """Whether embeddings are remembered now (inside :meth:`remembering`)."""
+        return self._remembered is not None
+
     def probe(self, texts: Sequence[str]) -> list[list[float]]:
         """The query and the passage embedding of each of ``texts``, computed now whatever is
         remembered (what :func:`~memrecall.sources.embedding_cache.kept_embeddings` compares
