@@ -532,6 +532,13 @@ PARKING_OLD = note(
 )
 PARKING_NEW = note(
     "parking-new",
+    "Staff parking for employees is in the Mill Street garage; spots are booked per day in"
+    " the Parkly app.",
+    title="Staff parking for employees",
+    days=200,
+)
+PARKING_MOVED = note(
+    "parking-moved",
     "Staff parking for employees moved to the Mill Street garage; spots are booked per day in"
     " the Parkly app.",
     title="Staff parking for employees",
@@ -556,6 +563,27 @@ def test_an_update_follows_its_note_into_the_ranking_even_unmatched() -> None:
     assert FieldedIndex.of([REFUND_POLICY, PARKING_NEW], thresholds=OPEN).rank(
         "refund within 14 days", 5
     ) == [0]
+
+
+def test_an_update_that_says_it_changed_things_goes_before_its_note() -> None:
+    # Asked in the words of what the asker last knew, the older note is all the words
+    # find; the newer one says the parking *moved*: it answers first, the older follows.
+    pool = [PARKING_OLD, PARKING_MOVED, REFUND_POLICY]
+    index = FieldedIndex.of(pool, thresholds=OPEN)
+    assert index.same_subject(0, 1)
+    assert index.says_change(1)
+    assert not index.says_change(0)
+    assert not FieldedIndex.of([PARKING_OLD, PARKING_NEW], thresholds=OPEN).says_change(1)
+    asked = "where do I pick up the windscreen sticker?"
+    assert [m.index for m in index.matches(asked)] == [0]
+    assert index.rank(asked, 5) == [1, 0]
+    assert index.rank_and_fast(asked, 5)[0] == [1, 0]
+    assert index.rank(asked, 1) == [1]  # the update takes the one place
+    assert index.rank(asked, 5, exclude={1}) == [0]  # already delivered
+    assert 1 not in index.fast(asked)  # the fast path still delivers what the query matches
+    # written together, it says nothing about the older note: no update
+    together = msgspec.structs.replace(PARKING_MOVED, mtime=PARKING_OLD.mtime + DAY)
+    assert FieldedIndex.of([PARKING_OLD, together], thresholds=OPEN).rank(asked, 5) == [0]
 
 
 BETA_OLD = note(
@@ -598,7 +626,9 @@ def test_what_a_turn_is_read_as_never_puts_an_older_fact_first() -> None:
     assert talk.rank(asked, 5) == [1, 0]
     assert talk.rank_and_fast(asked, 5) == ([1, 0], [])
     assert talk.rank(asked, 5, exclude={1}) == [0]  # already delivered
-    # not outranked (asked in the older note's own words): the update still follows it
+    # not outranked (asked in the older note's own words): the update still goes first, as
+    # it says it changed things ("now"); one that does not say so follows its note
     own_words = "how do testers join the beta group and install from the tester app"
     assert [m.outranked for m in talk.matches(own_words)[:1]] == [False]
-    assert talk.rank(own_words, 5)[:2] == [0, 1]
+    assert talk.says_change(1)
+    assert talk.rank(own_words, 5)[:2] == [1, 0]

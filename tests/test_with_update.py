@@ -1,5 +1,6 @@
 """``time_rules.with_update``: an update goes in beside the first document, after it, or
-before it when a newer note outranked that one for the query (issue 18)."""
+before it when a newer note outranked that one for the query or the update says it changes
+something (issue 18)."""
 
 from __future__ import annotations
 
@@ -11,29 +12,45 @@ from memrecall.engine.scoring.time_rules import with_update
 kept_lists = st.lists(st.integers(0, 30), unique=True, max_size=8)
 
 
-@given(kept_lists, st.integers(1, 10), st.none() | st.integers(31, 40), st.booleans())
+@given(
+    kept_lists,
+    st.integers(1, 10),
+    st.none() | st.integers(31, 40),
+    st.booleans(),
+    st.none() | st.booleans(),
+)
 def test_an_update_goes_in_beside_the_first_and_nothing_else_moves(
-    kept: list[int], limit: int, newer: int | None, outranked: bool
+    kept: list[int], limit: int, newer: int | None, outranked: bool, says: bool | None
 ) -> None:
     kept = kept[:limit]
     asked: list[int] = []
+    said: list[int] = []
 
     def update(first: int) -> int | None:
         asked.append(first)
         return newer
 
-    out = with_update(kept, limit, update, outranked=outranked)
+    def says_change(doc: int) -> bool:
+        said.append(doc)
+        return bool(says)
+
+    out = with_update(
+        kept, limit, update, outranked=outranked, says_change=None if says is None else says_change
+    )
     assert asked == kept[:1]  # only the first document's update is asked for
+    assert set(said) <= {newer}  # and only the update is asked whether it says it changed
+    before = outranked or bool(says)
     assert len(out) <= limit
     if not kept or newer is None:
         assert out == kept
         return
     # the kept documents keep their order; only the update is added
     assert [d for d in out if d != newer] == kept[: len([d for d in out if d != newer])]
-    expected = [newer, *kept] if outranked else [kept[0], newer, *kept[1:]]
+    expected = [newer, *kept] if before else [kept[0], newer, *kept[1:]]
     assert out == expected[:limit]
-    # the update sits right beside the first document: before it only when outranked
-    if outranked:
+    # the update sits right beside the first document: before it only when the first was
+    # outranked or the update says it changed something
+    if before:
         assert out[0] == newer
     elif limit > 1:
         assert out[:2] == [kept[0], newer]

@@ -538,7 +538,10 @@ class StoreRanker:
             return next((d for d in later if d not in docs and position(d) not in exclude), None)
 
         outranked = bool(kept) and kept[0][5]
-        return [position(doc) for doc in with_update(docs, limit, update, outranked=outranked)]
+        placed = with_update(
+            docs, limit, update, outranked=outranked, says_change=index.says_change
+        )
+        return [position(doc) for doc in placed]
 
     def _fast_of(self, ranked: list[_Judged], query: str) -> list[int]:
         """The fast result from the first judged documents (as ``FieldedIndex._fast_of``)."""

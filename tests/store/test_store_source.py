@@ -345,7 +345,23 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
     # better): only the freshness prior puts the newer first
     old_words = " ".join(f"alpha{i}" for i in range(30))
     await service.save("u1", GLOBAL, "zookeeper", f"zookeeper {old_words}", "project")
+    await service.save(
+        "u1",
+        GLOBAL,
+        "visitor-badges",
+        "Visitor badges are printed at the front desk kiosk; visitors sign the NDA on the"
+        " kiosk tablet.",
+        "project",
+    )
     clock.advance(200 * 86_400)
+    await service.save(
+        "u1",
+        GLOBAL,
+        "visitor-badges-envoy",
+        "Visitor badges moved to the Envoy app: hosts register visitors ahead and badges"
+        " print at the front desk.",
+        "project",
+    )
     await service.save(
         "u1",
         GLOBAL,
@@ -378,6 +394,12 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         position["store/global/zookeeper.md"],
         position["store/global/prometheus.md"],
     )
+    old_badge, new_badge = (
+        position["store/global/visitor_badges.md"],
+        position["store/global/visitor_badges_envoy.md"],
+    )
+    assert fresh.same_subject(old_badge, new_badge)
+    assert fresh.says_change(new_badge)
     timeless = FieldedIndex.of(snapshot.documents, params=Params(freshness=0.0))
     assert timeless.rank("zookeeper prometheus", 2) == [old_near, new_near]
     cases = {
@@ -395,6 +417,9 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
             new_db,
             old_db,
         ],
+        # asked in the older note's words only, with an update that says it moved things:
+        # the update first
+        "where do I sign the NDA on the tablet?": [new_badge, old_badge],
     }
     for query, first_two in cases.items():
         assert fresh.rank(query, 5)[:2] == first_two, query

@@ -46,8 +46,9 @@ five rules about time (docs/decisions.md, issue 18):
 * **An update follows its note.** When the first document of a ranking has a newer one on
   its subject (:meth:`same_subject`, written :attr:`Params.subject_gap` days later or more)
   that the ranking lacks, the newest such goes right after it in :meth:`rank`, whether or
-  not the query matches it (an update asked about in its older note's words); the fast path
-  is not changed by it.
+  not the query matches it (an update asked about in its older note's words), and before it
+  when it says it changes something (:meth:`says_change`); the fast path is not changed by
+  it.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -1050,7 +1051,7 @@ class FieldedIndex:
             mtime=self._mtimes.__getitem__,
             same_subject=self.same_subject,
             holders=lambda term, kind: self._credited(term, kind)[0],
-            says_change=lambda i: declares_change(self._subject(i)[0]),
+            says_change=self.says_change,
             params=self.params,
             newest_wanted=newest_wanted,
         )
@@ -1070,7 +1071,7 @@ class FieldedIndex:
     def rank(self, query: str, limit: int, *, exclude: Collection[int] = ()) -> list[int]:
         """Indices of the best ``limit`` documents judged at least weak, best first, the
         first one's newest update right after it (before it when a newer one outranked the
-        first for this query: :meth:`_with_update`)."""
+        first for this query, or the update says it changes something: :meth:`_with_update`)."""
         turns, once = self._one_turn()
         kept = self._nearer_first(
             query, self._ranked(query, exclude, limit, floor=True, turns=turns), once
@@ -1095,7 +1096,8 @@ class FieldedIndex:
         the newest document on the first one's subject written later
         (:func:`~memrecall.engine.scoring.time_rules.later_versions`) goes right after it,
         whether or not the query matches it; before it when the first is
-        :attr:`Match.outranked`. Only into the ranking: the fast path delivers what the
+        :attr:`Match.outranked` or the update says it changes something
+        (:meth:`says_change`). Only into the ranking: the fast path delivers what the
         query matches."""
 
         def update(first: int) -> int | None:
@@ -1104,7 +1106,12 @@ class FieldedIndex:
 
         kept = [m.index for m in matches]
         outranked = bool(matches) and matches[0].outranked
-        return with_update(kept, limit, update, outranked=outranked)
+        return with_update(kept, limit, update, outranked=outranked, says_change=self.says_change)
+
+    def says_change(self, position: int) -> bool:
+        """Whether the document at ``position`` says that it changes an earlier state of
+        things (:func:`~memrecall.engine.scoring.change_words.declares_change`)."""
+        return declares_change(self._subject(position)[0])
 
     def _versions(self, first: Match, second: Match) -> bool:
         """Whether two ranked memories are the fresher-facts rules' to order, not the

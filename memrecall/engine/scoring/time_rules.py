@@ -16,7 +16,8 @@ alike, so that a memory store months old ranks as a memory tree does:
   puts such a note in only beside its update);
 * :func:`later_alike` — documents that may update one of some others, whatever they score;
 * :func:`later_versions` and :func:`with_update` — an update follows its note into the
-  result, even when no query word matches it;
+  result, even when no query word matches it, and goes before it when it says it changed
+  something;
 * :func:`unclear` — in a paste, the documents never judged strong.
 
 :mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
@@ -300,6 +301,7 @@ def with_update(
     update: Callable[[_K], _K | None],
     *,
     outranked: bool = False,
+    says_change: Callable[[_K], bool] | None = None,
 ) -> list[_K]:
     """``kept`` with the newest update of its first document (``update``: a document not
     ``kept`` and not excluded, or None) right after it, cut to ``limit``. An update follows
@@ -308,17 +310,22 @@ def with_update(
     now booked in an app), that version still goes to the selector, and the dates rendered
     with both tell which is current.
 
-    ``outranked``: the first document is an older version that a newer one on its subject
-    ranked above for this query (:func:`move_newer_up`), and that newer one was then left
-    out (judged none: by the turn's reading, or by the strong-only rule). Its update then
-    goes *before* it: what the turn is read as decides what is left out, never that an
-    older fact goes first."""
+    The update goes *before* its note instead:
+
+    * when the update says it changes something (``says_change``: "the old fixed password
+      *no longer* works", "*ya no* por correo", "Excel提出は*廃止*"): a question asked in
+      the words of what the asker last knew ("is it still guest2025?") is answered by what
+      replaced it;
+    * when the first document is ``outranked``: an older version that a newer one on its
+      subject ranked above for this query (:func:`move_newer_up`), and that newer one was
+      then left out (judged none: by the turn's reading, or by the strong-only rule). What
+      the turn is read as decides what is left out, never that an older fact goes first."""
     if not kept:
         return kept
     newer = update(kept[0])
     if newer is None:
         return kept
-    if outranked:
+    if outranked or (says_change is not None and says_change(newer)):
         return [newer, *kept][:limit]
     return [kept[0], newer, *kept[1:]][:limit]
 
