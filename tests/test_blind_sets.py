@@ -35,7 +35,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 36 / 40, None),
         "answerable-heldout-6": (0.9166, 21 / 24, None, None),
-        "recency-heldout-2": (0.7916, 3 / 8, None, 9 / 24),
+        "recency-heldout-2": (0.7916, 5 / 12, None, 9 / 24),
     },
     "set-7.json": {"recency-heldout-3": (43 / 48, 14 / 24, None, 2 / 24)},
     "set-8.json": {"recency-heldout-4": (39 / 48, 0.625, None, 2 / 24)},
@@ -53,11 +53,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-12.json": {
         "small-talk-heldout-12": (None, None, 48 / 50, None),
-        "answerable-heldout-12": (0.97, 0.9, None, 1 / 13),
+        "answerable-heldout-12": (0.97, 23 / 25, None, 1 / 13),
     },
     "set-13.json": {
         "small-talk-heldout-13": (None, None, 40 / 45, None),
-        "answerable-heldout-13": (1.0, 39 / 45, None, 4 / 33),
+        "answerable-heldout-13": (1.0, 40 / 45, None, 4 / 33),
     },
     "set-14.json": {
         "small-talk-heldout-14": (None, None, 65 / 70, None),
@@ -90,7 +90,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-21.json": {
         "small-talk-heldout-21": (None, None, 103 / 117, None),
-        "answerable-heldout-21": (78.5 / 80, 68 / 80, None, 1.0),
+        "answerable-heldout-21": (78.5 / 80, 69 / 80, None, 1.0),
     },
     "set-22.json": {
         "small-talk-heldout-22": (None, None, 100 / 111, None),
@@ -127,6 +127,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     "set-30.json": {  # versions asked in the older note's words, in twelve languages
         "recency-heldout-30": (36.5 / 48, 7 / 48, None, 20 / 48),
         "pairs-heldout-30": (32 / 32, 27 / 32, None, None),
+    },
+    "set-39.json": {  # versions whose update says so, and neighbours and series that say "now"
+        "recency-heldout-39": (31.5 / 54, 14 / 54, None, 11 / 54),
+        "pairs-heldout-39": (15 / 35, 5 / 35, None, None),
     },
     "set-31.json": {  # small talk and questions in twelve languages, most across languages
         "small-talk-heldout-31": (None, None, 246 / 278, None),
@@ -178,7 +182,7 @@ JOINED = {
 }
 """Files joined to the corpus for a set, where it is not that set alone: the cases of sets 9
 to 23 were written over the memories of the corpus and of sets 5 to 8 (set 24 over the
-corpus's alone, and sets 25 to 38 too; sets 29, 30 and 34 to 38 bring memories of their own)."""
+corpus's alone, and sets 25 to 39 too; sets 29, 30 and 34 to 39 bring memories of their own)."""
 
 
 def _corpus(name: str) -> Corpus:
@@ -254,6 +258,13 @@ BEHIND_BM25_AT_TOP1 = {"answerable-heldout-35"}
 shares a word with the question). Checked to stay behind, so that closing the gap shows."""
 
 
+BEHIND_BM25_AT_FAST = {"pairs-heldout-39"}
+"""Slices whose fast result ``bm25`` gets right about as often (docs/evaluation.md, blind set
+39: questions about one of two neighbouring notes or records, most asked in another language
+than both, where a date or a name the question shares with some third note decides the
+words). Checked to stay at or under it, so that closing the gap shows."""
+
+
 def test_fielded_is_ahead_of_bm25_where_the_blind_sets_ask(
     measured: Measured,
 ) -> None:
@@ -270,7 +281,10 @@ def test_fielded_is_ahead_of_bm25_where_the_blind_sets_ask(
         if ours.recall_at_5 is not None:
             assert ours.fast_precision is not None
             assert theirs.fast_precision is not None
-            assert ours.fast_precision > theirs.fast_precision
+            if slice_name in BEHIND_BM25_AT_FAST:
+                assert ours.fast_precision <= theirs.fast_precision  # the known gap
+            else:
+                assert ours.fast_precision > theirs.fast_precision
         else:  # small talk: fewer turns get a memory put in the prompt
             cases = {r.id for r in reports["bm25"].results if r.id.startswith("talk-")}
             fast = {

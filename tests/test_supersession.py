@@ -586,6 +586,22 @@ def test_an_update_that_says_it_changed_things_goes_before_its_note() -> None:
     assert FieldedIndex.of([PARKING_OLD, together], thresholds=OPEN).rank(asked, 5) == [0]
 
 
+def test_an_update_that_says_so_goes_first_where_the_words_rank_it_far_below() -> None:
+    # The question repeats the older note's words and shares one general word with the
+    # update ("staff"): the words rank the update second, far under the older note (under
+    # Params.subject_ratio of it, so the fresher-facts rule leaves the pair as it is). An
+    # update that says it moved things goes first all the same; one that does not, second.
+    asked = "where do staff pick up the yearly windscreen sticker at the front desk in Building B?"
+    for newer, first_two in ((PARKING_MOVED, [1, 0]), (PARKING_NEW, [0, 1])):
+        index = FieldedIndex.of([PARKING_OLD, newer, REFUND_POLICY], thresholds=OPEN)
+        older_match, newer_match = index.matches(asked)[:2]
+        assert (older_match.index, newer_match.index) == (0, 1)
+        assert newer_match.score < index.params.subject_ratio * older_match.score
+        assert index.rank(asked, 5)[:2] == first_two
+        assert index.rank_and_fast(asked, 5)[0][:2] == first_two
+    assert index.rank(asked, 5, exclude={1}) == [0]
+
+
 BETA_OLD = note(
     "beta-old",
     "Every merge uploads the iOS and Android beta builds; testers join the beta group and"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scoring.time_rules import with_update
+from memrecall.engine.scoring.time_rules import said_update_first, with_update
 
 kept_lists = st.lists(st.integers(0, 30), unique=True, max_size=8)
 
@@ -54,3 +54,22 @@ def test_an_update_goes_in_beside_the_first_and_nothing_else_moves(
         assert out[0] == newer
     elif limit > 1:
         assert out[:2] == [kept[0], newer]
+
+
+@given(kept_lists, st.none() | st.integers(0, 40), st.booleans())
+def test_an_update_that_says_so_moves_first_from_anywhere_below(
+    kept: list[int], newest: int | None, says: bool
+) -> None:
+    asked: list[int] = []
+
+    def says_change(doc: int) -> bool:
+        asked.append(doc)
+        return says
+
+    out = said_update_first(kept, newest, says_change)
+    assert sorted(out) == sorted(kept)  # nothing added, nothing lost
+    if newest is not None and newest in kept[1:] and says:
+        assert out == [newest, *(d for d in kept if d != newest)]
+    else:
+        assert out == kept
+    assert set(asked) <= {newest}

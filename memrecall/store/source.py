@@ -82,6 +82,7 @@ from memrecall.engine.scoring.time_rules import (
     later_alike,
     move_newer_up,
     possible_updates,
+    said_update_first,
     unclear,
     with_update,
 )
@@ -538,6 +539,9 @@ class StoreRanker:
             return next((d for d in later if d not in docs and position(d) not in exclude), None)
 
         outranked = bool(kept) and kept[0][5]
+        if docs and not outranked:
+            newest = next(iter(index.later_versions(docs[0])), None)
+            docs = said_update_first(docs, newest, index.says_change)
         placed = with_update(
             docs, limit, update, outranked=outranked, says_change=index.says_change
         )

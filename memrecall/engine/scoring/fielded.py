@@ -216,6 +216,7 @@ from memrecall.engine.scoring.time_rules import (
     move_newer_up,
     one_subject,
     possible_updates,
+    said_update_first,
     subject_of,
     unclear,
     with_update,
@@ -1097,8 +1098,9 @@ class FieldedIndex:
         (:func:`~memrecall.engine.scoring.time_rules.later_versions`) goes right after it,
         whether or not the query matches it; before it when the first is
         :attr:`Match.outranked` or the update says it changes something
-        (:meth:`says_change`). Only into the ranking: the fast path delivers what the
-        query matches."""
+        (:meth:`says_change`), and then also when the words ranked the update below it
+        (:func:`~memrecall.engine.scoring.time_rules.said_update_first`). Only into the
+        ranking: the fast path delivers what the query matches."""
 
         def update(first: int) -> int | None:
             later = self._later_versions(first)
@@ -1106,6 +1108,9 @@ class FieldedIndex:
 
         kept = [m.index for m in matches]
         outranked = bool(matches) and matches[0].outranked
+        if kept and not outranked:
+            newest = next(iter(self._later_versions(kept[0])), None)
+            kept = said_update_first(kept, newest, self.says_change)
         return with_update(kept, limit, update, outranked=outranked, says_change=self.says_change)
 
     def says_change(self, position: int) -> bool:

@@ -17,7 +17,7 @@ alike, so that a memory store months old ranks as a memory tree does:
 * :func:`later_alike` — documents that may update one of some others, whatever they score;
 * :func:`later_versions` and :func:`with_update` — an update follows its note into the
   result, even when no query word matches it, and goes before it when it says it changed
-  something;
+  something (:func:`said_update_first`: also when the words ranked it below);
 * :func:`unclear` — in a paste, the documents never judged strong.
 
 :mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
@@ -43,6 +43,7 @@ __all__ = [
     "one_subject",
     "possible_updates",
     "restated",
+    "said_update_first",
     "similarity",
     "subject_of",
     "unclear",
@@ -328,6 +329,18 @@ def with_update(
     if outranked or (says_change is not None and says_change(newer)):
         return [newer, *kept][:limit]
     return [kept[0], newer, *kept[1:]][:limit]
+
+
+def said_update_first(
+    kept: list[_K], newest: _K | None, says_change: Callable[[_K], bool]
+) -> list[_K]:
+    """``kept`` with ``newest`` (the first document's newest later version on its subject,
+    :func:`later_versions`, or None) moved to the front where the words ranked it below the
+    first and it says it changes something (``says_change``): the rule of
+    :func:`with_update` for an update the words found too. A copy where it moves."""
+    if newest is None or newest not in kept[1:] or not says_change(newest):
+        return kept
+    return [newest, *(d for d in kept if d != newest)]
 
 
 def unclear(
