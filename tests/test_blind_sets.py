@@ -30,12 +30,12 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-5": (0.9, 25 / 30, None, None),
         # 0.625 until the weak evidence threshold moved with the common Thai words (rh-23
         # lost its older version in fifth place to a memory now judged weak)
-        "recency-heldout": (0.6, 0.3, None, 3 / 20),
+        "recency-heldout": (12.5 / 20, 0.3, None, 3 / 20),
     },
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 36 / 40, None),
-        "answerable-heldout-6": (0.9166, 21 / 24, None, None),
-        "recency-heldout-2": (0.7916, 5 / 12, None, 9 / 24),
+        "answerable-heldout-6": (22 / 24, 21 / 24, None, None),
+        "recency-heldout-2": (19 / 24, 5 / 12, None, 9 / 24),
     },
     "set-7.json": {"recency-heldout-3": (43 / 48, 14 / 24, None, 2 / 24)},
     "set-8.json": {"recency-heldout-4": (39 / 48, 0.625, None, 2 / 24)},
@@ -70,11 +70,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-16.json": {
         "small-talk-heldout-16": (None, None, 74 / 80, None),
-        "answerable-heldout-16": (0.9, 43 / 50, None, 0.04),
+        "answerable-heldout-16": (46 / 50, 44 / 50, None, 0.04),
     },
     "set-17.json": {
         "small-talk-heldout-17": (None, None, 81 / 90, None),
-        "answerable-heldout-17": (0.9333, 47 / 60, None, 4 / 34),
+        "answerable-heldout-17": (56 / 60, 47 / 60, None, 4 / 34),
     },
     "set-18.json": {
         "small-talk-heldout-18": (None, None, 92 / 100, None),
@@ -82,11 +82,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-19.json": {
         "small-talk-heldout-19": (None, None, 87 / 100, None),
-        "answerable-heldout-19": (0.9416, 48 / 60, None, 3 / 29),
+        "answerable-heldout-19": (56.5 / 60, 48 / 60, None, 3 / 29),
     },
     "set-20.json": {
         "small-talk-heldout-20": (None, None, 105 / 120, None),
-        "answerable-heldout-20": (0.9812, 68 / 80, None, 3 / 31),
+        "answerable-heldout-20": (78.5 / 80, 68 / 80, None, 3 / 31),
     },
     "set-21.json": {
         "small-talk-heldout-21": (None, None, 103 / 117, None),
@@ -98,11 +98,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-23.json": {
         "small-talk-heldout-23": (None, None, 101 / 118, None),
-        "answerable-heldout-23": (0.7562, 52 / 79, None, 1 / 15),
+        "answerable-heldout-23": (60.5 / 80, 52 / 79, None, 1 / 15),
     },
     "set-24.json": {
         "small-talk-heldout-24": (None, None, 109 / 113, None),
-        "answerable-heldout-24": (0.8812, 58 / 78, None, 0.0),
+        "answerable-heldout-24": (70.5 / 80, 58 / 78, None, 0.0),
     },
     "set-25.json": {
         "small-talk-heldout-25": (None, None, 82 / 92, None),
@@ -110,7 +110,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-26.json": {
         "small-talk-heldout-26": (None, None, 266 / 295, None),
-        "answerable-heldout-26": (0.804, 143 / 199, None, 2 / 37),
+        "answerable-heldout-26": (160 / 199, 143 / 199, None, 2 / 37),
     },
     "set-27.json": {
         "small-talk-heldout-27": (None, None, 220 / 257, None),
@@ -118,10 +118,10 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-28.json": {
         "small-talk-heldout-28": (None, None, 207 / 249, None),
-        "answerable-heldout-28": ((123 + 5 / 6) / 175, 102 / 175, None, 2 / 26),
+        "answerable-heldout-28": (126.75 / 175, 104 / 175, None, 2 / 26),
     },
     "set-29.json": {  # version pairs, and records that are not versions (written last)
-        "recency-heldout-29": (35 / 48, 19 / 48, None, 13 / 48),
+        "recency-heldout-29": (37 / 48, 19 / 48, None, 13 / 48),
         "pairs-heldout-29": (31 / 32, 30 / 32, None, None),
     },
     "set-30.json": {  # versions asked in the older note's words, in twelve languages
@@ -144,11 +144,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-33": (None, None, 200 / 238, None),
         # ans-33b-207 lost its fifth place when the weak evidence threshold moved; three
         # silent questions gained a memory that stands out (Params.clear_near)
-        "answerable-heldout-33": ((119 + 1 / 6) / 169, 101 / 169, None, None),
+        "answerable-heldout-33": (119.75 / 169, 101 / 169, None, None),
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 107 / 139, None),
-        "answerable-heldout-34": (112.5 / 123, 98 / 123, None, None),
+        "answerable-heldout-34": (114.5 / 123, 98 / 123, None, None),
     },
     "set-35.json": {  # the same protocol in eight languages (vi and it new to it)
         "small-talk-heldout-35": (None, None, 86 / 112, None),
@@ -336,7 +336,8 @@ def test_passages_change_on_the_corpus_alone_only_what_they_may(semantic_turns: 
 
 def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> None:
     """What the words answer stays answered; where they are silent, the passages give at
-    most one memory and never a fast result (``passages.clearly_nearest``); a new first
+    most two memories (one that stands out, or two that stand out together) and never a
+    fast result (``passages.clearly_nearest``); a new first
     memory is newer than the words' first, or was among the words' first memories
     (``passages.CLOSE_DEPTH``), or is the memory whose passage is the pool's nearest the
     turn, by ``Params.thin_lead`` over the words' first, which the words matched by one query
@@ -349,7 +350,7 @@ def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: 
     for result in fielded.results:
         alone = alone_of[result.id]
         if not alone.selected:
-            assert len(result.selected) <= 1
+            assert len(result.selected) <= 2
             assert result.fast == ()
             continue
         assert result.selected

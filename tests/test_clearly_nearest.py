@@ -1,7 +1,7 @@
-"""A turn the words leave silent gets the memory whose passage clearly stands out near it, when
-the reader is sure it asks something (issue 18): memrecall.engine.scoring.passages.
-clearly_nearest, Params.clear_near, clear_lead and clear_talk. Never into the fast result,
-never for a paste, never where the words answer."""
+"""A turn the words leave silent gets the memory whose passage clearly stands out near it (or
+the two that stand out together), when the reader is sure it asks something (issue 18):
+memrecall.engine.scoring.passages.clearly_nearest, Params.clear_near, clear_lead and
+clear_talk. Never into the fast result, never for a paste, never where the words answer."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ STANDUP = "Daily standup"
 ASKED = "who's my boss again?"
 """Shares no word with any memory: the words leave it silent."""
 BOTH = "tell me about both of them"
+ALL = "tell me about all of them"
 FAR = "anything at all?"
 
 
@@ -43,7 +44,9 @@ def _vectors(text: str) -> Sequence[float]:
     if text.startswith(ASKED):  # the question, and a paste that starts with it
         return [0.9, 0.1, 0.0]  # 0.9 near the reporting line, 0.1 the standup
     if text == BOTH:
-        return [0.85, 0.84, 0.0]  # near both, by 0.01 apart
+        return [0.85, 0.84, 0.0]  # near both, by 0.01 apart, far from the rest
+    if text == ALL:
+        return [0.85, 0.84, 0.83]  # near both, and the rest under them by 0.01 only
     if text == FAR:
         return [0.7, 0.1, 0.0]  # nearest the reporting line, but under 0.80
     return [0.0, 0.0, 1.0]
@@ -75,7 +78,7 @@ def _index(
 def test_the_words_leave_the_turns_silent() -> None:
     """The premise of the tests below, from the words alone."""
     words = _index(passages=False)
-    for turn in (ASKED, BOTH, FAR):
+    for turn in (ASKED, BOTH, ALL, FAR):
         assert words.rank(turn, 5) == []
 
 
@@ -109,10 +112,14 @@ def test_a_turn_the_lexical_model_reads_as_small_talk_is_not_embedded() -> None:
     assert turns == [ASKED]  # embedded once, for the reader and the passages alike
 
 
-def test_two_memories_near_alike_or_none_near_enough_give_nothing() -> None:
-    assert _index().rank(BOTH, 5) == []
+def test_two_memories_near_alike_stand_out_together_and_none_near_enough_give_nothing() -> None:
+    assert _index().rank(BOTH, 5) == [0, 1]  # two records, a note and its update: both
+    assert _index().rank_and_fast(BOTH, 5) == ([0, 1], [])
+    assert _index().rank(BOTH, 1) == [0]  # within the limit, nearest first
+    assert _index().rank(ALL, 5) == []  # the rest as near: neither stands out
     assert _index().rank(FAR, 5) == []
     assert _index(params=Params(clear_lead=0.009)).rank(BOTH, 5) == [0]
+    assert _index(params=Params(clear_near=0.845)).rank(BOTH, 5) == []  # the second too far
     assert _index(params=Params(clear_near=0.7)).rank(FAR, 5) == [0]
 
 
@@ -177,7 +184,11 @@ def test_the_rule_asks_a_near_passage_ahead_of_the_next_by_the_lead() -> None:
     assert _found([0.0, 0.1, 0.8]) == [2]  # exactly the bar
     assert _found([0.0, 0.1, 0.79]) == []
     assert _found([0.85, 0.83, 0.0]) == [0]  # ahead by exactly the lead
-    assert _found([0.85, 0.84, 0.0]) == []
+    assert _found([0.85, 0.84, 0.0]) == [0, 1]  # the two stand out together
+    assert _found([0.85, 0.84, 0.82]) == [0, 1]  # ahead of the third by exactly the lead
+    assert _found([0.85, 0.84, 0.83]) == []
+    assert _found([0.81, 0.795, 0.0]) == []  # the second under the bar
+    assert _found([0.84, 0.85, 0.0]) == [1, 0]  # nearest first
     assert _found([0.9, 0.1, 0.0], talk=0.1) == []
     assert _found([0.9, 0.1, 0.0], talk=0.099) == [0]
 

@@ -159,7 +159,8 @@ class Params:
     blind sets 5 to 33, the pools where it answers no small talk (docs/evaluation.md)."""
     clear_lead: float = 0.02
     """How much nearer the turn (cosine) the memory that stands out must be than the next
-    nearest (:attr:`clear_near`)."""
+    nearest (:attr:`clear_near`); where two are that near together, how much nearer the
+    second must be than the third for the two to stand out."""
     clear_talk: float = 0.1
     """The reader's probability of small talk under which a silent turn may get the memory
     that stands out (:attr:`clear_near`)."""

@@ -1379,7 +1379,8 @@ def answer_silent(
     params: Params,
 ) -> list[int]:
     """What a turn the words leave silent gets, in both rankers (this index and the
-    store's): the memory whose passage stands out near it, when the semantic ``reader`` is
+    store's): the memory whose passage stands out near it (or the two that stand out
+    together), at most ``limit``, when the semantic ``reader`` is
     sure it asks something (:func:`~memrecall.engine.scoring.passages.clearly_nearest`,
     :attr:`Params.clear_near`). Only where the passages take part: ``once`` is the call's
     embedder (None without passages), so the turn is embedded once for the reader and the
@@ -1399,4 +1400,4 @@ def answer_silent(
         cosine=params.clear_near,
         lead=params.clear_lead,
         below=params.clear_talk,
-    )
+    )[:limit]

@@ -383,7 +383,10 @@ def clearly_nearest(
     """What a turn the words leave silent gets: the one memory whose passage is at least
     ``cosine`` near the turn and nearer than every other memory's by at least ``lead``
     (exact dot products, compared at :data:`QUANTUM`), when the reader's probability that
-    the turn is small talk (``talk``) is under ``below``; else nothing.
+    the turn is small talk (``talk``) is under ``below``; else the two that stand out
+    together (both at least ``cosine`` near, the second nearer than every other memory by
+    ``lead``: two records of a series, a note and its update, two neighbouring facts, which
+    a question about one of them is near alike), nearest first; else nothing.
 
     A question asked in other words than its memory's, or in another language, shares no
     word the ranking can judge; the reader can still be sure it asks something, and when
@@ -402,12 +405,14 @@ def clearly_nearest(
         vector = turn()
     except Exception:  # the host's embedder (a C engine): any failure leaves the silence
         return []
-    found = matrix.nearest(vector, exclude=exclude, depth=2)
+    found = matrix.nearest(vector, exclude=exclude, depth=3)
     near = [_near(vector, matrix.vector(i)) for i in found]
-    first = near[0] if near else None
-    if first is None or first < round(cosine / QUANTUM):
-        return []
-    second = near[1] if len(near) > 1 else None
-    if second is not None and first - second < round(lead / QUANTUM):
-        return []
-    return found[:1]
+    bound, gap = round(cosine / QUANTUM), round(lead / QUANTUM)
+    for count in (1, 2):  # one memory that stands out, else two that stand out together
+        inside, outside = near[:count], near[count : count + 1]
+        if len(inside) < count or any(n is None or n < bound for n in inside):
+            return []
+        last = inside[-1]
+        if not outside or outside[0] is None or (last is not None and last - outside[0] >= gap):
+            return found[:count]
+    return []
