@@ -52,7 +52,7 @@ from collections.abc import Collection, Iterable, Iterator
 
 import regex
 
-from memrecall.engine.scoring.thai_words import common_trigrams
+from memrecall.engine.scoring.thai_words import clusters_of, common_trigrams
 
 __all__ = [
     "AMBIGUOUS_WORDS",
@@ -97,7 +97,6 @@ _RUN = regex.compile(rf"(?P<cjk>{_CJK_RUN})|(?P<sea>{_SEA_RUN})|(?P<word>{_WORD}
 _CJK_RUNS = regex.compile(_CJK_RUN, regex.V1)
 _SEA_RUNS = regex.compile(_SEA_RUN, regex.V1)
 _WORDS = regex.compile(_WORD, regex.V1)
-_CLUSTER = regex.compile(r"\X")
 _BRAHMIC = regex.compile(
     r"[\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}"
     r"\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}"
@@ -246,7 +245,7 @@ def sea_terms(run: str) -> list[str]:
 
     A run of two clusters is one term; a single cluster gives nothing.
     """
-    clusters = _CLUSTER.findall(run)
+    clusters = clusters_of(run)
     if len(clusters) < 3:
         return ["".join(clusters)] if len(clusters) == 2 else []
     return ["".join(clusters[i : i + 3]) for i in range(len(clusters) - 2)]
@@ -801,7 +800,7 @@ def query_candidates(query: str, limit: int = MAX_QUERY_CANDIDATES) -> list[Quer
     for line in query_text(query).splitlines():
         found = list(analyze(line))  # no term spans a line break
         if any(kind == "sea" for kind, _ in found):
-            sea_runs.extend(_CLUSTER.findall(run) for run in _SEA_RUNS.findall(_cased(line)[0]))
+            sea_runs.extend(clusters_of(run) for run in _SEA_RUNS.findall(_cased(line)[0]))
         chain: list[str] = []  # the katakana bigrams of the word being read
         for (kind, before), (next_kind, term) in itertools.pairwise(found):
             if kind == next_kind == "cjk" and before[1] == term[0] and before != term:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import regex
 
-__all__ = ["THAI_COMMON", "WORD_CLUSTERS", "common_trigrams", "one_thai_word"]
+__all__ = ["THAI_COMMON", "WORD_CLUSTERS", "clusters_of", "common_trigrams", "one_thai_word"]
 
 THAI_COMMON = frozenset(
     unicodedata.normalize("NFKC", word)
@@ -73,6 +73,14 @@ syllables, as a compound or a loanword is (*ฐานข้อมูล*, databa
 _CLUSTER = regex.compile(r"\X")
 
 
+def clusters_of(text: str) -> list[str]:
+    """The grapheme clusters of ``text`` (a letter with its combining marks is one): the unit
+    of the scripts written without spaces (:mod:`~memrecall.engine.scoring.analysis` makes
+    their terms of them)."""
+    found: list[str] = _CLUSTER.findall(text)
+    return found
+
+
 def one_thai_word(run: str) -> bool:
     """Whether a run of Thai letters (written without spaces) reads as one word: at most
     :data:`WORD_CLUSTERS` grapheme clusters, none of them in a common word of two or more
@@ -80,7 +88,7 @@ def one_thai_word(run: str) -> bool:
     question). Thai has no spaces to say where a word ends, so this is the length of one
     word, not a proof of it; the one-word rule
     (:func:`~memrecall.engine.scoring.query_rules.one_word`) asks it of a whole turn."""
-    clusters = _CLUSTER.findall(unicodedata.normalize("NFKC", run))
+    clusters = clusters_of(unicodedata.normalize("NFKC", run))
     if not clusters or len(clusters) > WORD_CLUSTERS:
         return False
     return not any(_common_clusters(clusters, THAI_COMMON))
