@@ -25,7 +25,7 @@ import bisect
 import heapq
 from collections.abc import Callable, Collection
 
-from memrecall.engine.scoring.analysis import QueryTerm, is_plain_word
+from memrecall.engine.scoring.analysis import QueryTerm, is_plain_word, words_among
 from memrecall.engine.scoring.change_words import declares_change
 from memrecall.engine.scoring.features import pool_idf
 from memrecall.engine.scoring.fielded import (
@@ -317,6 +317,13 @@ class IncrementalIndex:
                         merged[doc] = credited
         self._credited[term] = merged
         return merged
+
+    def terms_matching(self, query: str, doc: str) -> int:
+        """How many of the words scored for ``query`` match ``doc`` (as
+        ``FieldedIndex.terms_matching``: the overlapping CJK bigrams of one word count once)."""
+        return words_among(
+            qt for qt in self.query_terms(query)[0] if doc in self._credit(qt.term, qt.kind)
+        )
 
     def query_terms(self, query: str) -> tuple[list[QueryTerm], float, bool]:
         """The terms scored for ``query``, its weight, and whether it is a paste (as

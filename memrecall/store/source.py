@@ -48,12 +48,7 @@ from datetime import datetime
 import msgspec
 
 from memrecall.engine.render import MAX_FAST_DOCS
-from memrecall.engine.scoring.analysis import (
-    query_text,
-    query_words,
-    vietnamese_words,
-    words_among,
-)
+from memrecall.engine.scoring.analysis import query_text, query_words, vietnamese_words
 from memrecall.engine.scoring.change_words import asks_current
 from memrecall.engine.scoring.features import passage_of
 from memrecall.engine.scoring.fielded import (
@@ -432,25 +427,21 @@ class StoreRanker:
         index = self._source.index
         doc, other = self._documents[first].path, self._documents[nearest].path
 
-        def words() -> int:
-            return words_among(
-                qt for qt in index.query_terms(query)[0] if doc in index._credit(qt.term, qt.kind)
-            )
-
         def versions() -> bool:
             flagged = (r[4] is not None or r[5] for r in kept if r[0] in (first, nearest))
-            return bool(
-                any(flagged)
-                or index.same_subject(doc, other)
-                or index.later_versions(doc)
-                or index.later_versions(other)
-            )
+            return any(flagged) or self._pool_versions(doc, other)
 
         def scripts() -> tuple[str, str, str]:
             asked = script_of([query_text(query)])
             return asked, self._features[first].script(), self._features[nearest].script()
 
-        return thinly_held(words, versions, scripts)
+        return thinly_held(lambda: index.terms_matching(query, doc), versions, scripts)
+
+    def _pool_versions(self, a: str, b: str) -> bool:
+        """The pool's half of the versions guard (as ``FieldedIndex._pool_versions``): the
+        two documents are about the same subject, or either has a later version."""
+        index = self._source.index
+        return bool(index.same_subject(a, b) or index.later_versions(a) or index.later_versions(b))
 
     def _clearly_nearest(
         self,
@@ -502,9 +493,7 @@ class StoreRanker:
                 or b[4] is not None
                 or a[5]
                 or b[5]
-                or index.same_subject(a[3], b[3])
-                or index.later_versions(a[3])
-                or index.later_versions(b[3])
+                or self._pool_versions(a[3], b[3])
             )
 
         chosen = nearer_first(

@@ -1128,10 +1128,13 @@ class FieldedIndex:
             or second.newer is not None
             or first.outranked
             or second.outranked
-            or self.same_subject(first.index, second.index)
-            or self._later_versions(first.index)
-            or self._later_versions(second.index)
+            or self._pool_versions(first.index, second.index)
         )
+
+    def _pool_versions(self, a: int, b: int) -> bool:
+        """The pool's half of :meth:`_versions`, for two positions judged or not: the two are
+        about the same subject, or either has a later version in the pool."""
+        return bool(self.same_subject(a, b) or self._later_versions(a) or self._later_versions(b))
 
     def _script(self, position: int) -> str:
         """:meth:`DocumentFeatures.script` of the document at ``position``."""
@@ -1324,12 +1327,7 @@ class FieldedIndex:
 
         def versions() -> bool:
             flagged = (m.newer is not None or m.outranked for m in kept if m.index in pair)
-            return bool(
-                any(flagged)
-                or self.same_subject(first, nearest)
-                or self._later_versions(first)
-                or self._later_versions(nearest)
-            )
+            return any(flagged) or self._pool_versions(first, nearest)
 
         pair = (first, nearest)
         return thinly_held(
