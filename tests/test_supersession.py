@@ -186,14 +186,14 @@ def test_a_newer_memory_on_another_subject_does_not_overtake() -> None:
 
 PAYMENTS_FEB = note(
     "payments-feb",
-    "Payments sync: refund webhooks move from the legacy jobs table to the refunds-v2 queue."
-    " Aisha writes the consumer.",
+    "Payments sync, 3 Feb: refund webhooks move from the legacy jobs table to the refunds-v2"
+    " queue. Aisha writes the consumer.",
     days=30,
 )
 PAYMENTS_SEP = note(
     "payments-sep",
-    "Payments sync: the refunds-v2 consumer is live and its lag alerts page the payments"
-    " on-call. Aisha handed the consumer to Tomás.",
+    "Payments sync, 22 Sep: the refunds-v2 consumer is live and its lag alerts page the"
+    " payments on-call. Aisha handed the consumer to Tomás.",
     days=260,
 )
 
@@ -206,7 +206,9 @@ REFUND_POLICY = note(
 )
 
 
-def test_an_older_memory_keeps_its_place_when_it_alone_names_what_is_asked() -> None:
+def test_an_older_record_keeps_its_place_when_it_alone_names_what_is_asked() -> None:
+    # Two minutes of one meeting: each opens with its date, so the later one records another
+    # occasion and does not replace the first (time_rules.stands_in).
     index = FieldedIndex.of([PAYMENTS_FEB, PAYMENTS_SEP, REFUND_POLICY], thresholds=OPEN)
     assert index.same_subject(0, 1)
     asked = "what did we decide in the payments meeting about refund webhooks?"
@@ -214,6 +216,14 @@ def test_an_older_memory_keeps_its_place_when_it_alone_names_what_is_asked() -> 
     assert dict(index.judge(asked))[0] is Judgement.STRONG
     # the same pair still puts the newer first when it names the specific thing too
     assert index.rank("payments meeting: who handles the refunds-v2 consumer?", 5)[0] == 1
+    # undated, the later note is a version of a standing fact, and answers in its place
+    undated = [
+        msgspec.structs.replace(d, body=d.body.split(": ", 1)[1])
+        for d in (PAYMENTS_FEB, PAYMENTS_SEP)
+    ]
+    plain = FieldedIndex.of([*undated, REFUND_POLICY], thresholds=OPEN)
+    assert plain.same_subject(0, 1)
+    assert plain.rank(asked, 5)[:2] == [1, 0]
 
 
 UPLOAD_OLD = note(
@@ -482,11 +492,13 @@ def test_a_question_whether_the_old_state_still_holds_gets_the_newer_note_first(
     assert index.rank(asked, 5)[:2] == [1, 0]
 
 
-def test_the_same_question_without_asking_about_now_keeps_the_older_note_first() -> None:
+def test_the_same_question_without_asking_about_now_gets_the_update_first_too() -> None:
+    # Asked in the older note's words (the user holds the old fact) without "still": the
+    # update of a standing fact answers in its place all the same (time_rules.stands_in).
     index = FieldedIndex.of([STAGING_OLD, STAGING_NEW, *MEETINGS])
     asked = "how do we connect to staging Postgres through bastion-eu with the LDAP password?"
-    assert index.rank(asked, 5)[:2] == [0, 1]
-    assert index.fast(asked) == [0, 1]  # never alone: its update goes in beside it
+    assert index.rank(asked, 5)[:2] == [1, 0]
+    assert index.fast(asked) == [0, 1]  # what the words match, never alone
 
 
 KIT_OLD = note(
@@ -528,6 +540,7 @@ PARKING_OLD = note(
     "Staff parking for employees is in the Building B garage; pick up the yearly windscreen"
     " sticker at the front desk.",
     title="Staff parking for employees",
+    description="Building B garage",
     days=0,
 )
 PARKING_NEW = note(
@@ -535,6 +548,7 @@ PARKING_NEW = note(
     "Staff parking for employees is in the Mill Street garage; spots are booked per day in"
     " the Parkly app.",
     title="Staff parking for employees",
+    description="Mill Street garage",
     days=200,
 )
 PARKING_MOVED = note(
@@ -542,15 +556,20 @@ PARKING_MOVED = note(
     "Staff parking for employees moved to the Mill Street garage; spots are booked per day in"
     " the Parkly app.",
     title="Staff parking for employees",
+    description="Mill Street garage",
     days=200,
 )
 
 
 def test_an_update_follows_its_note_into_the_ranking_even_unmatched() -> None:
+    # The question names what sets the older note's heading apart ("Building B"): it asks
+    # about that one, and the update follows it; asked without it, the update answers in
+    # its place (time_rules.stands_in)
     pool = [PARKING_OLD, PARKING_NEW, REFUND_POLICY]
     index = FieldedIndex.of(pool, thresholds=OPEN)
     assert index.same_subject(0, 1)
-    asked = "where do I pick up the windscreen sticker?"
+    assert index.rank("where do I pick up the windscreen sticker?", 5) == [1, 0]
+    asked = "where do I pick up the windscreen sticker for Building B?"
     assert [m.index for m in index.matches(asked)] == [0]  # no query word in the newer note
     assert index.rank(asked, 5) == [0, 1]
     assert index.rank_and_fast(asked, 5)[0] == [0, 1]
@@ -589,8 +608,9 @@ def test_an_update_that_says_it_changed_things_goes_before_its_note() -> None:
 def test_an_update_that_says_so_goes_first_where_the_words_rank_it_far_below() -> None:
     # The question repeats the older note's words and shares one general word with the
     # update ("staff"): the words rank the update second, far under the older note (under
-    # Params.subject_ratio of it, so the fresher-facts rule leaves the pair as it is). An
-    # update that says it moved things goes first all the same; one that does not, second.
+    # Params.subject_ratio of it, so the fresher-facts rule leaves the pair as it is). It
+    # names what sets the older note's heading apart ("Building B"), so an update stands in
+    # for it only where it says it moved things: that one goes first, the other second.
     asked = "where do staff pick up the yearly windscreen sticker at the front desk in Building B?"
     for newer, first_two in ((PARKING_MOVED, [1, 0]), (PARKING_NEW, [0, 1])):
         index = FieldedIndex.of([PARKING_OLD, newer, REFUND_POLICY], thresholds=OPEN)

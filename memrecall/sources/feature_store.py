@@ -50,6 +50,7 @@ _ANALYSIS_MODULES = tuple(
         "engine.scoring.features",
         "engine.scoring.fielded",
         "engine.scoring.passages",
+        "engine.scoring.record_dates",
         "engine.scoring.text",
         "engine.scoring.tokens",
         "sources.frontmatter",

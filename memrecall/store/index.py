@@ -42,6 +42,7 @@ from memrecall.engine.scoring.time_rules import (
     later_versions,
     one_subject,
     similarity,
+    stands_in,
     subject_of,
 )
 from memrecall.engine.scoring.variants import index_terms
@@ -163,6 +164,25 @@ class IncrementalIndex:
     def says_change(self, doc: str) -> bool:
         """Whether an indexed document says that it changes an earlier state."""
         return declares_change(self._subject(doc)[0])
+
+    def stands_in(self, query: str, note: str, update: str) -> bool:
+        """Whether the indexed ``update``, a later version of ``note``, answers ``query`` in
+        its place (as ``FieldedIndex.stands_in``:
+        :func:`~memrecall.engine.scoring.time_rules.stands_in`)."""
+
+        def asked() -> set[str]:
+            terms = self.query_terms(query)[0]
+            return {key for t in terms for key, _ in self._keys(t.term, t.kind)}
+
+        features = self._features
+
+        def heads(term: str) -> int:
+            holders = self._postings.get(term, ())
+            return sum(
+                1 for d in holders if term in features[d].counts[0] or term in features[d].counts[1]
+            )
+
+        return stands_in(features[note], features[update], asked, heads)
 
     def add(self, doc: str, features: DocumentFeatures) -> None:
         """Index ``doc`` (replacing its previous features, if any)."""

@@ -360,7 +360,7 @@ class StoreRanker:
             turns, once = self._one_turn()
             judged = self._judged(query, exclude, limit, keep_none=False, turns=turns)
             judged = self._nearer_first(query, judged, once)
-            ranking = self._with_update(judged, exclude, limit)
+            ranking = self._with_update(query, judged, exclude, limit)
             ranking = self._nearest_too(query, judged, ranking, exclude, limit, once=once)
             return ranking or self._clearly_nearest(query, exclude, limit, turns, once)
 
@@ -380,7 +380,7 @@ class StoreRanker:
             kept = self._nearer_first(query, words, once)
             if kept is not words and kept[0][0] in fast:  # the same, in the ranking's order
                 fast = [kept[0][0], *(i for i in fast if i != kept[0][0])]
-            ranking = self._with_update(kept, exclude, limit)
+            ranking = self._with_update(query, kept, exclude, limit)
             ranking = self._nearest_too(query, kept, ranking, exclude, limit, once=once)
             return ranking or self._clearly_nearest(query, exclude, limit, turns, once), fast
 
@@ -513,12 +513,13 @@ class StoreRanker:
 
     def _with_update(
         self,
+        query: str,
         kept: list[_Judged],
         exclude: Collection[int],
         limit: int,
     ) -> list[int]:
-        """The kept positions, the first one's newest update right after it (as
-        ``FieldedIndex._with_update``, over paths; call under the source's lock)."""
+        """The kept positions, the first one's newest update right after it, or before it
+        (as ``FieldedIndex._with_update``, over paths; call under the source's lock)."""
         index = self._source.index
         position = self._source.position
         docs = [r[3] for r in kept]
@@ -527,12 +528,17 @@ class StoreRanker:
             later = index.later_versions(first)
             return next((d for d in later if d not in docs and position(d) not in exclude), None)
 
+        def goes_first(note: str) -> Callable[[str], bool]:
+            return lambda doc: index.says_change(doc) or index.stands_in(query, note, doc)
+
         outranked = bool(kept) and kept[0][5]
         if docs and not outranked:
             newest = next(iter(index.later_versions(docs[0])), None)
-            docs = said_update_first(docs, newest, index.says_change)
+            docs = said_update_first(docs, newest, goes_first(docs[0]))
+        if not docs:
+            return []
         placed = with_update(
-            docs, limit, update, outranked=outranked, says_change=index.says_change
+            docs, limit, update, outranked=outranked, says_change=goes_first(docs[0])
         )
         return [position(doc) for doc in placed]
 

@@ -353,7 +353,23 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         " kiosk tablet.",
         "project",
     )
+    await service.save(
+        "u1",
+        GLOBAL,
+        "translations",
+        "Legal translations\nContracts and terms to translate go to Lingua Juris (contact:"
+        " Sophie Marchand), 0.12 euro per word, five working days.",
+        "project",
+    )
     clock.advance(200 * 86_400)
+    await service.save(
+        "u1",
+        GLOBAL,
+        "translations-tradulex",
+        "Legal translations\nContracts and terms to translate go to Tradulex through their"
+        " client portal, 0.09 euro per word, three working days.",
+        "project",
+    )
     await service.save(
         "u1",
         GLOBAL,
@@ -398,6 +414,12 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         position["store/global/visitor_badges.md"],
         position["store/global/visitor_badges_envoy.md"],
     )
+    old_tr, new_tr = (
+        position["store/global/translations.md"],
+        position["store/global/translations_tradulex.md"],
+    )
+    assert fresh.same_subject(old_tr, new_tr)
+    assert not fresh.says_change(new_tr)
     assert fresh.same_subject(old_badge, new_badge)
     assert fresh.says_change(new_badge)
     timeless = FieldedIndex.of(snapshot.documents, params=Params(freshness=0.0))
@@ -407,11 +429,15 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         "zookeeper prometheus": [new_near, old_near],
         # same subject, a newer and slightly longer note: it moves up
         "kafka consumer lag": [new_lag, old_lag],
-        # asked in the older note's words: it keeps its place, its update goes in beside it
+        # asked in words of the older note's first line (the store's description, so its
+        # heading) that the update's lacks: it keeps its place, its update goes in beside it
         "how do we connect to staging Postgres through bastion-eu with the LDAP password?": [
             old_db,
             new_db,
         ],
+        # asked in the older note's words beyond a heading the update shares: the update of
+        # a standing fact answers in its place (time_rules.stands_in)
+        "do I send the contract to Sophie Marchand at Lingua Juris?": [new_tr, old_tr],
         # asked whether that still holds: the newer note first
         "do we still connect to staging Postgres through bastion-eu with the LDAP password?": [
             new_db,

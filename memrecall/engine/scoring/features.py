@@ -16,6 +16,7 @@ import msgspec
 from memrecall.engine.scoring.analysis import identifier_counts, syllable_pairs, term_counts
 from memrecall.engine.scoring.katakana import katakana_forms
 from memrecall.engine.scoring.passages import PassageEmbedder, pack, passage_text, script_of
+from memrecall.engine.scoring.record_dates import opens_with_date
 from memrecall.engine.scoring.reference import MAX_BODY_CHARS
 from memrecall.engine.scoring.text import body_text, normalize, utf16_prefix
 from memrecall.events.documents import MemoryDocument
@@ -193,6 +194,10 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
     passage: bytes = b""
     """The memory's passage embedding (:mod:`~memrecall.engine.scoring.passages`: packed
     32-bit floats); empty when analysed without an embedder."""
+    dated: bool = False
+    """Whether the body opens with a date
+    (:func:`~memrecall.engine.scoring.record_dates.opens_with_date`): the note records one
+    occasion, and a later note of its subject does not take its place."""
 
     @classmethod
     def of(
@@ -233,6 +238,7 @@ class DocumentFeatures(msgspec.Struct, frozen=True, array_like=True, gc=False):
             handles=(link_target(document.relative_path), link_target(document.title)),
             supersedes=link_target(document.supersedes),
             passage=b"" if passage is None else _embedded(document, passage),
+            dated=opens_with_date(body),
         )
 
     def script(self) -> str:

@@ -46,9 +46,11 @@ five rules about time (docs/decisions.md, issue 18):
 * **An update follows its note.** When the first document of a ranking has a newer one on
   its subject (:meth:`same_subject`, written :attr:`Params.subject_gap` days later or more)
   that the ranking lacks, the newest such goes right after it in :meth:`rank`, whether or
-  not the query matches it (an update asked about in its older note's words), and before it
-  when it says it changes something (:meth:`says_change`); the fast path is not changed by
-  it.
+  not the query matches it (an update asked about in its older note's words). It goes before
+  it (from anywhere in the ranking) when it says it changes something (:meth:`says_change`),
+  or when it stands in for the note (:meth:`stands_in`): the note is no dated record, the
+  two headings share a term that heads no third note, and the question names nothing that
+  sets the note's heading apart from the update's. The fast path is not changed by it.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -217,6 +219,7 @@ from memrecall.engine.scoring.time_rules import (
     one_subject,
     possible_updates,
     said_update_first,
+    stands_in,
     subject_of,
     unclear,
     with_update,
@@ -1078,7 +1081,7 @@ class FieldedIndex:
             query, self._ranked(query, exclude, limit, floor=True, turns=turns), once
         )
         ranking = self._nearest_too(
-            query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
+            query, kept, self._with_update(query, kept, exclude, limit), exclude, limit, once=once
         )
         return ranking or self._clearly_nearest(query, exclude, limit, turns, once)
 
@@ -1092,13 +1095,16 @@ class FieldedIndex:
         position = self._position
         return keys if position is None else {position[k] for k in keys}
 
-    def _with_update(self, matches: list[Match], exclude: Collection[int], limit: int) -> list[int]:
+    def _with_update(
+        self, query: str, matches: list[Match], exclude: Collection[int], limit: int
+    ) -> list[int]:
         """An update follows its note (:func:`~memrecall.engine.scoring.time_rules.with_update`):
         the newest document on the first one's subject written later
         (:func:`~memrecall.engine.scoring.time_rules.later_versions`) goes right after it,
         whether or not the query matches it; before it when the first is
-        :attr:`Match.outranked` or the update says it changes something
-        (:meth:`says_change`), and then also when the words ranked the update below it
+        :attr:`Match.outranked`, or the update says it changes something
+        (:meth:`says_change`) or stands in for the note (:meth:`stands_in`), and in those
+        two cases also when the words ranked the update below it
         (:func:`~memrecall.engine.scoring.time_rules.said_update_first`). Only into the
         ranking: the fast path delivers what the query matches."""
 
@@ -1106,12 +1112,40 @@ class FieldedIndex:
             later = self._later_versions(first)
             return next((j for j in later if j not in kept and j not in exclude), None)
 
+        def goes_first(note: int) -> Callable[[int], bool]:
+            return lambda j: self.says_change(j) or self.stands_in(query, note, j)
+
         kept = [m.index for m in matches]
         outranked = bool(matches) and matches[0].outranked
         if kept and not outranked:
             newest = next(iter(self._later_versions(kept[0])), None)
-            kept = said_update_first(kept, newest, self.says_change)
-        return with_update(kept, limit, update, outranked=outranked, says_change=self.says_change)
+            kept = said_update_first(kept, newest, goes_first(kept[0]))
+        if not kept:
+            return kept
+        return with_update(
+            kept, limit, update, outranked=outranked, says_change=goes_first(kept[0])
+        )
+
+    def stands_in(self, query: str, note: int, update: int) -> bool:
+        """:func:`~memrecall.engine.scoring.time_rules.stands_in` for two pool positions
+        (``update`` a later version of ``note``), asked by ``query``'s scored terms, with
+        the pool's title and description postings counting the notes a term heads."""
+        store, keys = self._doc_features, self._keys_order
+
+        def asked() -> set[str]:
+            terms = self.query_terms(query)[0]
+            return {key for t in terms for key, _ in self._keys(t.term, t.kind)}
+
+        def heads(term: str) -> int:
+            found: set[int] = set()
+            for row in rows_of(self._field_postings, self._base, term)[:2]:
+                if row:
+                    found.update(row)
+            return len(found)
+
+        return stands_in(
+            features_in(store, keys[note]), features_in(store, keys[update]), asked, heads
+        )
 
     def says_change(self, position: int) -> bool:
         """Whether the document at ``position`` says that it changes an earlier state of
@@ -1223,7 +1257,7 @@ class FieldedIndex:
         if kept is not words and kept[0].index in fast:  # the same memories, in the ranking's order
             fast = [kept[0].index, *(i for i in fast if i != kept[0].index)]
         ranking = self._nearest_too(
-            query, kept, self._with_update(kept, exclude, limit), exclude, limit, once=once
+            query, kept, self._with_update(query, kept, exclude, limit), exclude, limit, once=once
         )
         return ranking or self._clearly_nearest(query, exclude, limit, turns, once), fast
 

@@ -17,7 +17,8 @@ alike, so that a memory store months old ranks as a memory tree does:
 * :func:`later_alike` — documents that may update one of some others, whatever they score;
 * :func:`later_versions` and :func:`with_update` — an update follows its note into the
   result, even when no query word matches it, and goes before it when it says it changed
-  something (:func:`said_update_first`: also when the words ranked it below);
+  something or stands in for the note (:func:`stands_in`; :func:`said_update_first`: also
+  when the words ranked it below);
 * :func:`unclear` — in a paste, the documents never judged strong.
 
 :mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
@@ -45,6 +46,7 @@ __all__ = [
     "restated",
     "said_update_first",
     "similarity",
+    "stands_in",
     "subject_of",
     "unclear",
     "with_update",
@@ -341,6 +343,46 @@ def said_update_first(
     if newest is None or newest not in kept[1:] or not says_change(newest):
         return kept
     return [newest, *(d for d in kept if d != newest)]
+
+
+def stands_in(
+    note: DocumentFeatures,
+    update: DocumentFeatures,
+    asked: Callable[[], Collection[str]],
+    heads: Callable[[str], int],
+) -> bool:
+    """Whether ``update``, a later version on ``note``'s subject (:func:`later_versions`),
+    answers in ``note``'s place whatever the question's words: a question asked in the
+    words of what its asker last knew (the old vendor, the old contact, the old amount)
+    is answered by what replaced it, as where the update says it changed something.
+
+    It does not where the two notes stand side by side:
+
+    * ``note`` records one occasion: its body opens with a date
+      (:attr:`DocumentFeatures.dated`; "Payments sync, 3 Feb.", "2025年8月の点検結果"). A
+      later record of the series does not replace it.
+    * Their headings (titles and descriptions) share no term that heads no third note
+      (``heads``: how many documents of the pool hold a term in their heading). A heading
+      term of many notes names a kind of note ("Meeting notes", "Feedback", "Notizen"),
+      not a subject: two notes that share only such terms, or none, were named apart by
+      their authors, whatever the words and passages make of their subjects.
+    * The question names what sets ``note``'s heading apart: a term of its title or
+      description that ``update``'s lack ("the Cologne office" of two offices' opening
+      hours, "internal" of the internal and the partner rate limits). It asks about that
+      one. ``asked`` gives the index keys of the question's scored terms (called only
+      here).
+
+    A third version of one subject shares its heading's terms with the other two, so
+    along a chain of three versions or more only the update rules that do not look at
+    headings apply (:func:`with_update`'s ``says_change``, :func:`move_newer_up`).
+    """
+    if note.dated:
+        return False
+    heading = note.counts[0].keys() | note.counts[1].keys()
+    others = update.counts[0].keys() | update.counts[1].keys()
+    if not any(heads(term) <= 2 for term in heading & others):
+        return False
+    return not any(key in heading and key not in others for key in asked())
 
 
 def unclear(

@@ -182,6 +182,7 @@ FINGERPRINTED: Final = tuple(
         "engine.scoring.reference",
         "engine.scoring.features",
         "engine.scoring.passages",
+        "engine.scoring.record_dates",
         "engine.scoring.pool",
         "engine.scoring.pool_image",
         "engine.scoring.fielded",
