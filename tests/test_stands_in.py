@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memrecall.engine.scoring.analysis import term_counts
 from memrecall.engine.scoring.features import DocumentFeatures
-from memrecall.engine.scoring.record_dates import OPENING_CHARS, opens_with_date
+from memrecall.engine.scoring.record_dates import OPENING_CHARS, opening, opens_with_date
 from memrecall.engine.scoring.time_rules import stands_in
 from tests.factories import memory
 
@@ -31,6 +31,10 @@ RECORDS = [
     "Sync 03.02.2026 with the payments team.",
     "Feb 3 sync: the consumer is live.",
     "Review 2025, laptops: twelve out of date.",
+    "Begehung der Praxis Freiburg-Herdern am 9. September 2025 durch die Hygienebeauftragte.",
+    "1분기 총 대여 18만 2천 건, 평균 이용 시간 17분.",
+    "第3四半期の売上は前年比12%増。",
+    "Báo cáo quý 2: doanh thu tăng 8%.",
 ]
 STANDING = [
     "Les contrats et CGV à traduire sont envoyés au cabinet Lingua Juris.",
@@ -40,7 +44,8 @@ STANDING = [
     "Um marco de trabalho novo para os testes de integração.",
     "You may want to ask Aisha before you merge on Fridays.",
     # a date further on is when something changed or is due, not the occasion recorded
-    "Translations go through Tradulex; the old vendor was dropped in March 2026.",
+    "Translations go through Tradulex. The old vendor was dropped in March 2026.",
+    "Die Kühlkette prüft Frau Weber. Nächster Termin: 9. September 2026.",
 ]
 
 
@@ -55,10 +60,14 @@ def test_a_standing_fact_names_no_date_first(body: str) -> None:
     assert not opens_with_date(body)
 
 
-def test_only_the_opening_counts() -> None:
+def test_only_the_first_sentence_counts() -> None:
     date = " 3 Feb 2026"
-    assert not opens_with_date("x" * OPENING_CHARS + date)
+    assert not opens_with_date("x" * OPENING_CHARS + date)  # a sentence cut at the cap
     assert opens_with_date("x" * (OPENING_CHARS - len(date)) + date)
+    assert opening("Minutes. 3 Feb 2026: the consumer is live.") == "Minutes."
+    assert opening("会议纪要。2026年2月3日") == "会议纪要。"
+    # an ordinal or a decimal point ends no sentence
+    assert opening("Am 9. September 2025 geprüft. Rest") == "Am 9. September 2025 geprüft."
 
 
 def features(title: str, body: str, description: str = "") -> DocumentFeatures:
