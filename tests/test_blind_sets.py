@@ -30,7 +30,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-5": (0.9, 25 / 30, None, None),
         # 0.625 until the weak evidence threshold moved with the common Thai words (rh-23
         # lost its older version in fifth place to a memory now judged weak)
-        "recency-heldout": (12.5 / 20, 0.3, None, 3 / 20),
+        "recency-heldout": (13 / 20, 7 / 20, None, 3 / 20),
     },
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 36 / 40, None),
@@ -78,7 +78,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-18.json": {
         "small-talk-heldout-18": (None, None, 92 / 100, None),
-        "answerable-heldout-18": (56.5 / 60, 48 / 60, None, 4 / 35),
+        "answerable-heldout-18": (57 / 60, 49 / 60, None, 4 / 35),
     },
     "set-19.json": {
         "small-talk-heldout-19": (None, None, 87 / 100, None),
@@ -121,7 +121,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-28": (126.75 / 175, 105 / 175, None, 2 / 26),
     },
     "set-29.json": {  # version pairs, and records that are not versions (written last)
-        "recency-heldout-29": (37 / 48, 19 / 48, None, 13 / 48),
+        "recency-heldout-29": (37 / 48, 20 / 48, None, 13 / 48),
         "pairs-heldout-29": (31 / 32, 30 / 32, None, None),
     },
     "set-30.json": {  # versions asked in the older note's words, in twelve languages
@@ -148,7 +148,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-33": (None, None, 200 / 238, None),
         # ans-33b-207 lost its fifth place when the weak evidence threshold moved; three
         # silent questions gained a memory that stands out (Params.clear_near)
-        "answerable-heldout-33": (119.75 / 169, 101 / 169, None, None),
+        "answerable-heldout-33": (119.75 / 169, 102 / 169, None, None),
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 107 / 139, None),
@@ -340,8 +340,9 @@ def test_passages_change_on_the_corpus_alone_only_what_they_may(semantic_turns: 
 
 def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: Report) -> None:
     """What the words answer stays answered; where they are silent, the passages give at
-    most two memories (one that stands out, or two that stand out together) and never a
-    fast result (``passages.clearly_nearest``); a new first
+    most two memories (one that stands out, or two that stand out together; a third where
+    the first one's update joins it) and never a fast result (``passages.clearly_nearest``);
+    a new first
     memory is newer than the words' first, or was among the words' first memories
     (``passages.CLOSE_DEPTH``), or is the memory whose passage is the pool's nearest the
     turn, by ``Params.thin_lead`` over the words' first, which the words matched by one query
@@ -354,7 +355,13 @@ def _passages_change_only_what_they_may(corpus: Corpus, fielded: Report, words: 
     for result in fielded.results:
         alone = alone_of[result.id]
         if not alone.selected:
-            assert len(result.selected) <= 2
+            # one memory that stands out, or two together; a third only where the first
+            # one's update joined it, as the words' ranking places one (written at least
+            # Params.subject_gap days apart, the two first)
+            assert len(result.selected) <= 3
+            if len(result.selected) == 3:
+                first, second = (mtime[d] for d in result.selected[:2])
+                assert abs(first - second) >= Params().subject_gap * 86_400
             assert result.fast == ()
             continue
         assert result.selected

@@ -201,3 +201,38 @@ def test_the_rule_skips_the_excluded_and_the_missing() -> None:
     assert _found([0.9, 0.1], vectors=(A, B, C)) == []  # a turn of another length
     assert _found([0.9, 0.1, 0.0], vectors=(A,)) == [0]  # one memory: nothing to be ahead of
     assert _found([0.9, 0.1, 0.0], query="🙂 …") == []
+
+
+def _versions(old_body: str) -> FieldedIndex:
+    """A note the turn is clearly nearest, and a note on its subject written 200 days later
+    whose passage points elsewhere."""
+
+    def embed(text: str) -> Sequence[float]:
+        if text.startswith(ASKED) or "CTO" in text:
+            return [1.0, 0.0, 0.0]
+        return [0.0, 0.0, 1.0]
+
+    documents = [
+        memory(MANAGER, "", old_body, name="old"),
+        memory(MANAGER, "", "Reports to the COO, Bruno Reis; one-to-one on Mondays.", name="new"),
+        *filler(20),
+    ]
+    documents[1] = memory(
+        MANAGER, "", documents[1].body, name="new", mtime=documents[0].mtime + 200 * 86_400
+    )
+    turns = SemanticTurns(QUESTION, LEXICAL, embed)
+    return FieldedIndex.of(documents, turns=turns, passage=embed)
+
+
+def test_a_silent_question_gets_the_update_of_its_nearest_memory_by_the_words_rules() -> None:
+    # The words' rules place an update beside the memory the passages give a silent turn:
+    # before a standing fact (time_rules.stands_in), after a record of an occasion.
+    standing = _versions("Reports to the CTO, Ines Duarte.")
+    assert standing.same_subject(0, 1)
+    assert standing.matches(ASKED) == []
+    assert standing.rank(ASKED, 5) == [1, 0]
+    assert standing.rank_and_fast(ASKED, 5) == ([1, 0], [])
+    record = _versions("1:1 on 3 Feb: reports to the CTO, Ines Duarte.")
+    assert record.same_subject(0, 1)
+    assert record.rank(ASKED, 5) == [0, 1]
+    assert record.rank(ASKED, 1) == [0]

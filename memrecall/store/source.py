@@ -454,7 +454,7 @@ class StoreRanker:
         """For a turn the words leave silent, ``fielded.answer_silent`` over this pool, as
         ``FieldedIndex._clearly_nearest`` asks it (call under the source's lock)."""
         index = self._source.index
-        return answer_silent(
+        nearest = answer_silent(
             query,
             limit=limit,
             reader=turns,
@@ -464,6 +464,8 @@ class StoreRanker:
             exclude=exclude,
             params=index.params,
         )
+        paths = [self._documents[i].path for i in nearest]  # the snapshot is current here
+        return self._updates_placed(query, paths, False, exclude, limit)
 
     def _passage_matrix(self) -> PassageMatrix:
         """Each position's passage embedding, unpacked the first time a turn needs them
@@ -520,9 +522,16 @@ class StoreRanker:
     ) -> list[int]:
         """The kept positions, the first one's newest update right after it, or before it
         (as ``FieldedIndex._with_update``, over paths; call under the source's lock)."""
+        outranked = bool(kept) and kept[0][5]
+        return self._updates_placed(query, [r[3] for r in kept], outranked, exclude, limit)
+
+    def _updates_placed(
+        self, query: str, docs: list[str], outranked: bool, exclude: Collection[int], limit: int
+    ) -> list[int]:
+        """``_with_update`` over paths (as ``FieldedIndex._updates_placed``; call under the
+        source's lock)."""
         index = self._source.index
         position = self._source.position
-        docs = [r[3] for r in kept]
 
         def update(first: str) -> str | None:
             later = index.later_versions(first)
@@ -531,7 +540,6 @@ class StoreRanker:
         def goes_first(note: str) -> Callable[[str], bool]:
             return lambda doc: index.says_change(doc) or index.stands_in(query, note, doc)
 
-        outranked = bool(kept) and kept[0][5]
         if docs and not outranked:
             newest = next(iter(index.later_versions(docs[0])), None)
             docs = said_update_first(docs, newest, goes_first(docs[0]))

@@ -440,3 +440,40 @@ class StorePassagesFollowWrites(RuleBasedStateMachine):
 
 StorePassagesFollowWrites.TestCase.settings = settings(max_examples=25, stateful_step_count=15)
 test_store_passages_follow_writes = StorePassagesFollowWrites.TestCase
+
+
+async def test_a_silent_question_gets_the_update_of_the_memory_nearest_it_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: SemanticTurns
+) -> None:
+    # The passages answer a turn the words leave silent with the refund note; written 200
+    # days later, a note on the same subject states another delay without saying it changed
+    # anything, and its passage points elsewhere. It stands in for the older one, which
+    # follows it, as the words' ranking places an update (FieldedIndex alike).
+    _embedding_with(monkeypatch, _vectors)
+    store = SQLiteStore(tmp_path / "m.db", durable=False)
+    clock = ManualClock()
+    service = MemoryService(store, clock=clock)
+    for key, content in NOTES.items():
+        clock.advance(60)
+        await service.save("u1", GLOBAL, key, content, "project")
+    clock.advance(200 * 86_400)
+    update = "Los pagos de devoluciones a clientes tardan tres días hábiles con Stripe."
+    await service.save("u1", GLOBAL, f"{REFUNDS}_stripe", update, "project")
+    source = StoreSource(store, "u1")
+    try:
+        source.snapshot()
+        assert source.settle(30)
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_vectors)
+        titles = [d.title for d in snapshot.documents]
+        old, new = titles.index("plazo de pagos"), titles.index("plazo de pagos stripe")
+        assert fresh.same_subject(old, new)
+        silent = "how long does a refund take?"
+        assert fresh.matches(silent) == []  # the words leave it silent
+        assert fresh.rank(silent, 5) == [new, old]
+        assert snapshot.ranker.rank(silent, 5) == [new, old]
+        assert snapshot.ranker.rank_and_fast(silent, 5) == fresh.rank_and_fast(silent, 5)  # type: ignore[attr-defined]
+        assert snapshot.ranker.rank(silent, 1) == [new]
+    finally:
+        source.close()
+        service.close()

@@ -50,7 +50,9 @@ five rules about time (docs/decisions.md, issue 18):
   it (from anywhere in the ranking) when it says it changes something (:meth:`says_change`),
   or when it stands in for the note (:meth:`stands_in`): the note is no dated record, the
   two headings share a term that heads no third note, and the question names nothing that
-  sets the note's heading apart from the update's. The fast path is not changed by it.
+  sets the note's heading apart from the update's. The memories the passages give a turn
+  the words leave silent (:meth:`_clearly_nearest`) are placed alike. The fast path is not
+  changed by it.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -1108,6 +1110,15 @@ class FieldedIndex:
         (:func:`~memrecall.engine.scoring.time_rules.said_update_first`). Only into the
         ranking: the fast path delivers what the query matches."""
 
+        outranked = bool(matches) and matches[0].outranked
+        return self._updates_placed(query, [m.index for m in matches], outranked, exclude, limit)
+
+    def _updates_placed(
+        self, query: str, kept: list[int], outranked: bool, exclude: Collection[int], limit: int
+    ) -> list[int]:
+        """:meth:`_with_update` over positions: the words' ranking, or the memories the
+        passages give a silent turn (:meth:`_clearly_nearest`)."""
+
         def update(first: int) -> int | None:
             later = self._later_versions(first)
             return next((j for j in later if j not in kept and j not in exclude), None)
@@ -1115,8 +1126,6 @@ class FieldedIndex:
         def goes_first(note: int) -> Callable[[int], bool]:
             return lambda j: self.says_change(j) or self.stands_in(query, note, j)
 
-        kept = [m.index for m in matches]
-        outranked = bool(matches) and matches[0].outranked
         if kept and not outranked:
             newest = next(iter(self._later_versions(kept[0])), None)
             kept = said_update_first(kept, newest, goes_first(kept[0]))
@@ -1297,8 +1306,9 @@ class FieldedIndex:
         turns: TurnReader | None,
         once: OnceEmbedded | None,
     ) -> list[int]:
-        """For a turn the words leave silent: :func:`answer_silent` over this pool."""
-        return answer_silent(
+        """For a turn the words leave silent: :func:`answer_silent` over this pool, an
+        update placed by the rules of the words' ranking (:meth:`_updates_placed`)."""
+        nearest = answer_silent(
             query,
             limit=limit,
             reader=turns,
@@ -1308,6 +1318,7 @@ class FieldedIndex:
             exclude=exclude,
             params=self.params,
         )
+        return self._updates_placed(query, nearest, False, exclude, limit)
 
     def _one_turn(self) -> tuple[TurnReader | None, OnceEmbedded | None]:
         """The reader of one ranking call, and its embedder: where the passages take part,
