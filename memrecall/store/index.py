@@ -170,9 +170,9 @@ class IncrementalIndex:
         its place (as ``FieldedIndex.stands_in``:
         :func:`~memrecall.engine.scoring.time_rules.stands_in`)."""
 
-        def asked() -> set[str]:
+        def asked() -> list[set[str]]:
             terms = self.query_terms(query)[0]
-            return {key for t in terms for key, _ in self._keys(t.term, t.kind)}
+            return [{key for key, _ in self._keys(t.term, t.kind)} for t in terms]
 
         features = self._features
 

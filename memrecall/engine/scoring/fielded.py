@@ -1141,9 +1141,9 @@ class FieldedIndex:
         the pool's title and description postings counting the notes a term heads."""
         store, keys = self._doc_features, self._keys_order
 
-        def asked() -> set[str]:
+        def asked() -> list[set[str]]:
             terms = self.query_terms(query)[0]
-            return {key for t in terms for key, _ in self._keys(t.term, t.kind)}
+            return [{key for key, _ in self._keys(t.term, t.kind)} for t in terms]
 
         def heads(term: str) -> int:
             found: set[int] = set()

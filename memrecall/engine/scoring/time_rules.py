@@ -348,7 +348,7 @@ def said_update_first(
 def stands_in(
     note: DocumentFeatures,
     update: DocumentFeatures,
-    asked: Callable[[], Collection[str]],
+    asked: Callable[[], Iterable[Collection[str]]],
     heads: Callable[[str], int],
 ) -> bool:
     """Whether ``update``, a later version on ``note``'s subject (:func:`later_versions`),
@@ -369,8 +369,9 @@ def stands_in(
     * The question names what sets ``note``'s heading apart: a term of its title or
       description that ``update``'s lack ("the Cologne office" of two offices' opening
       hours, "internal" of the internal and the partner rate limits). It asks about that
-      one. ``asked`` gives the index keys of the question's scored terms (called only
-      here).
+      one. ``asked`` gives the index keys of each of the question's scored terms (its
+      variants: "tyre" finds "tyres"), called only here; a question term that finds a key
+      in both headings names what they share.
 
     A third version of one subject shares its heading's terms with the other two, so
     along a chain of three versions or more only the update rules that do not look at
@@ -382,7 +383,7 @@ def stands_in(
     others = update.counts[0].keys() | update.counts[1].keys()
     if not any(heads(term) <= 2 for term in heading & others):
         return False
-    return not any(key in heading and key not in others for key in asked())
+    return not any(heading & set(keys) and not others & set(keys) for keys in asked())
 
 
 def unclear(
