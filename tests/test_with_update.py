@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scoring.time_rules import said_update_first, with_update
+from memrecall.engine.scoring.time_rules import said_update_first, updates_placed, with_update
 
 kept_lists = st.lists(st.integers(0, 30), unique=True, max_size=8)
 
@@ -73,3 +73,53 @@ def test_an_update_that_says_so_moves_first_from_anywhere_below(
     else:
         assert out == kept
     assert set(asked) <= {newest}
+
+
+@given(
+    kept=kept_lists,
+    limit=st.integers(1, 10),
+    later=st.dictionaries(
+        st.integers(0, 40), st.lists(st.integers(0, 40), unique=True, max_size=3)
+    ),
+    excluded=st.sets(st.integers(0, 40)),
+    first_pairs=st.sets(st.tuples(st.integers(0, 40), st.integers(0, 40))),
+    outranked=st.booleans(),
+)
+def test_both_rankers_place_an_update_by_the_two_rules_in_turn(
+    *,
+    kept: list[int],
+    limit: int,
+    later: dict[int, list[int]],
+    excluded: set[int],
+    first_pairs: set[tuple[int, int]],
+    outranked: bool,
+) -> None:
+    # updates_placed is said_update_first (the note's update among those kept moves first
+    # where it goes first) and then with_update (an update not kept placed beside the note)
+    def versions(doc: int) -> list[int]:
+        return later.get(doc, [])
+
+    def goes_first(note: int, update: int) -> bool:
+        return (note, update) in first_pairs
+
+    out = updates_placed(
+        kept,
+        limit,
+        later=versions,
+        excluded=excluded.__contains__,
+        goes_first=goes_first,
+        outranked=outranked,
+    )
+    expected = list(kept)
+    if expected and not outranked:
+        note = expected[0]
+        newest = next(iter(versions(note)), None)
+        expected = said_update_first(expected, newest, lambda u: goes_first(note, u))
+    if expected:
+        note = expected[0]
+        newer = next((d for d in versions(note) if d not in expected and d not in excluded), None)
+        if newer is not None:
+            before = outranked or goes_first(note, newer)
+            rest = [newer, *expected] if before else [expected[0], newer, *expected[1:]]
+            expected = rest[:limit]
+    assert out == expected

@@ -77,9 +77,8 @@ from memrecall.engine.scoring.time_rules import (
     later_alike,
     move_newer_up,
     possible_updates,
-    said_update_first,
     unclear,
-    with_update,
+    updates_placed,
 )
 from memrecall.engine.scoring.turn_judgement import explains_turn, holds_little, in_turn
 from memrecall.engine.scoring.turn_model import Reading, read_turn
@@ -533,20 +532,13 @@ class StoreRanker:
         index = self._source.index
         position = self._source.position
 
-        def update(first: str) -> str | None:
-            later = index.later_versions(first)
-            return next((d for d in later if d not in docs and position(d) not in exclude), None)
-
-        def goes_first(note: str) -> Callable[[str], bool]:
-            return lambda doc: index.says_change(doc) or index.stands_in(query, note, doc)
-
-        if docs and not outranked:
-            newest = next(iter(index.later_versions(docs[0])), None)
-            docs = said_update_first(docs, newest, goes_first(docs[0]))
-        if not docs:
-            return []
-        placed = with_update(
-            docs, limit, update, outranked=outranked, says_change=goes_first(docs[0])
+        placed = updates_placed(
+            docs,
+            limit,
+            later=index.later_versions,
+            excluded=lambda d: position(d) in exclude,
+            goes_first=lambda note, d: index.says_change(d) or index.stands_in(query, note, d),
+            outranked=outranked,
         )
         return [position(doc) for doc in placed]
 

@@ -75,10 +75,10 @@ def _embedding_with(monkeypatch: pytest.MonkeyPatch, embedder: PassageEmbedder |
 
 
 async def _service(
-    tmp_path: Path, notes: dict[str, str] = NOTES
+    tmp_path: Path, notes: dict[str, str] = NOTES, clock: ManualClock | None = None
 ) -> tuple[MemoryService, SQLiteStore]:
     store = SQLiteStore(tmp_path / "m.db", durable=False)
-    clock = ManualClock()
+    clock = clock or ManualClock()
     service = MemoryService(store, clock=clock)
     for key, content in notes.items():
         clock.advance(60)
@@ -450,12 +450,8 @@ async def test_a_silent_question_gets_the_update_of_the_memory_nearest_it_first(
     # anything, and its passage points elsewhere. It stands in for the older one, which
     # follows it, as the words' ranking places an update (FieldedIndex alike).
     _embedding_with(monkeypatch, _vectors)
-    store = SQLiteStore(tmp_path / "m.db", durable=False)
     clock = ManualClock()
-    service = MemoryService(store, clock=clock)
-    for key, content in NOTES.items():
-        clock.advance(60)
-        await service.save("u1", GLOBAL, key, content, "project")
+    service, store = await _service(tmp_path, clock=clock)
     clock.advance(200 * 86_400)
     update = "Los pagos de devoluciones a clientes tardan tres días hábiles con Stripe."
     await service.save("u1", GLOBAL, f"{REFUNDS}_stripe", update, "project")

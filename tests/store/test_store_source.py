@@ -398,26 +398,16 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
     snapshot = source.snapshot()
     fresh = FieldedIndex.of(snapshot.documents)
     position = {d.path: i for i, d in enumerate(snapshot.documents)}
-    old_db, new_db = (
-        position["store/global/staging_db.md"],
-        position["store/global/staging_db_2026.md"],
-    )
-    old_lag, new_lag = (
-        position["store/global/lag_alert.md"],
-        position["store/global/lag_alert_2026.md"],
-    )
-    old_near, new_near = (
-        position["store/global/zookeeper.md"],
-        position["store/global/prometheus.md"],
-    )
-    old_badge, new_badge = (
-        position["store/global/visitor_badges.md"],
-        position["store/global/visitor_badges_envoy.md"],
-    )
-    old_tr, new_tr = (
-        position["store/global/translations.md"],
-        position["store/global/translations_tradulex.md"],
-    )
+
+    def pair(old: str, new: str) -> tuple[int, int]:
+        """The pool positions of two global memories, by key."""
+        return position[f"store/global/{old}.md"], position[f"store/global/{new}.md"]
+
+    old_db, new_db = pair("staging_db", "staging_db_2026")
+    old_lag, new_lag = pair("lag_alert", "lag_alert_2026")
+    old_near, new_near = pair("zookeeper", "prometheus")
+    old_badge, new_badge = pair("visitor_badges", "visitor_badges_envoy")
+    old_tr, new_tr = pair("translations", "translations_tradulex")
     assert fresh.same_subject(old_tr, new_tr)
     assert not fresh.says_change(new_tr)
     assert fresh.same_subject(old_badge, new_badge)

@@ -220,11 +220,10 @@ from memrecall.engine.scoring.time_rules import (
     move_newer_up,
     one_subject,
     possible_updates,
-    said_update_first,
     stands_in,
     subject_of,
     unclear,
-    with_update,
+    updates_placed,
 )
 from memrecall.engine.scoring.time_rules import similarity as alike
 from memrecall.engine.scoring.turn_judgement import explains_turn, holds_little, in_turn
@@ -1109,7 +1108,6 @@ class FieldedIndex:
         two cases also when the words ranked the update below it
         (:func:`~memrecall.engine.scoring.time_rules.said_update_first`). Only into the
         ranking: the fast path delivers what the query matches."""
-
         outranked = bool(matches) and matches[0].outranked
         return self._updates_placed(query, [m.index for m in matches], outranked, exclude, limit)
 
@@ -1118,21 +1116,13 @@ class FieldedIndex:
     ) -> list[int]:
         """:meth:`_with_update` over positions: the words' ranking, or the memories the
         passages give a silent turn (:meth:`_clearly_nearest`)."""
-
-        def update(first: int) -> int | None:
-            later = self._later_versions(first)
-            return next((j for j in later if j not in kept and j not in exclude), None)
-
-        def goes_first(note: int) -> Callable[[int], bool]:
-            return lambda j: self.says_change(j) or self.stands_in(query, note, j)
-
-        if kept and not outranked:
-            newest = next(iter(self._later_versions(kept[0])), None)
-            kept = said_update_first(kept, newest, goes_first(kept[0]))
-        if not kept:
-            return kept
-        return with_update(
-            kept, limit, update, outranked=outranked, says_change=goes_first(kept[0])
+        return updates_placed(
+            kept,
+            limit,
+            later=self._later_versions,
+            excluded=lambda j: j in exclude,
+            goes_first=lambda note, j: self.says_change(j) or self.stands_in(query, note, j),
+            outranked=outranked,
         )
 
     def stands_in(self, query: str, note: int, update: int) -> bool:

@@ -18,7 +18,7 @@ alike, so that a memory store months old ranks as a memory tree does:
 * :func:`later_versions` and :func:`with_update` — an update follows its note into the
   result, even when no query word matches it, and goes before it when it says it changed
   something or stands in for the note (:func:`stands_in`; :func:`said_update_first`: also
-  when the words ranked it below);
+  when the words ranked it below; :func:`updates_placed`: the two, as the rankers apply them);
 * :func:`unclear` — in a paste, the documents never judged strong.
 
 :mod:`memrecall.engine.scoring.fielded`'s docstring states the rules; this module only
@@ -49,6 +49,7 @@ __all__ = [
     "stands_in",
     "subject_of",
     "unclear",
+    "updates_placed",
     "with_update",
 ]
 
@@ -384,6 +385,36 @@ def stands_in(
     if not any(heads(term) <= 2 for term in heading & others):
         return False
     return not any(heading & set(keys) and not others & set(keys) for keys in asked())
+
+
+def updates_placed(
+    kept: list[_K],
+    limit: int,
+    *,
+    later: Callable[[_K], Sequence[_K]],
+    excluded: Callable[[_K], bool],
+    goes_first: Callable[[_K, _K], bool],
+    outranked: bool = False,
+) -> list[_K]:
+    """``kept`` with its first document's update placed as both rankers place it:
+    :func:`said_update_first` (unless the first is ``outranked``), then :func:`with_update`.
+    ``later`` gives a document's later versions, newest first (:func:`later_versions`);
+    ``excluded`` says which are already delivered; ``goes_first(note, update)`` whether an
+    update goes before its note (it says it changed something, or :func:`stands_in`)."""
+    if kept and not outranked:
+        first = kept[0]
+        newest = next(iter(later(first)), None)
+        kept = said_update_first(kept, newest, lambda u: goes_first(first, u))
+    if not kept:
+        return kept
+    note = kept[0]
+
+    def update(doc: _K) -> _K | None:
+        return next((d for d in later(doc) if d not in kept and not excluded(d)), None)
+
+    return with_update(
+        kept, limit, update, outranked=outranked, says_change=lambda u: goes_first(note, u)
+    )
 
 
 def unclear(
