@@ -153,12 +153,44 @@ def test_a_question_naming_what_sets_the_older_heading_apart_asks_about_it() -> 
 def test_a_question_term_found_in_both_headings_names_nothing_apart() -> None:
     # "tyre" finds "tyres" (a variant) in the older heading and "tyre" in the update's: the
     # question names what the two share, not what sets the older apart
-    old = features("Tyre orders", "Spare tyres come from Hollins.", "Where fleet tyres come from")
+    old = features(
+        "Fleet tyre orders", "Spare tyres come from Hollins.", "Where the fleet's tyres come from"
+    )
     new = features("Tyre and tube orders", "Tyres come from Quayside Wheelworks.")
     pool = heads(old, new)
     assert stands_in(old, new, lambda: [{"tyre", "tyres"}], pool)
     assert not stands_in(old, new, lambda: [{"tyres"}], pool)  # found in the older alone
     assert not stands_in(old, new, lambda: [{"tyre"}, {"fleet"}], pool)
+
+
+def test_under_one_title_the_older_descriptions_words_are_the_old_fact() -> None:
+    # the description of each version states its own fact: a question in the old one's
+    # words ("Sanne de Wit", the form) asks what the update replaced
+    old = features(
+        "Fietsvergoeding", "Formulier invullen.", "€0,21 per km, formulier bij Sanne de Wit"
+    )
+    new = features("Fietsvergoeding", "Gaat vanzelf.", "€0,23 per km, automatisch via Hello Bike")
+    asked = keys("moet ik het formulier nog bij Sanne de Wit inleveren?")
+    assert asked & (old.counts[1].keys() - new.counts[1].keys())
+    assert alone(old, new, asked)
+    # an update whose title grows the older one's is under that title too
+    longer = features("Fietsvergoeding 2026", "Gaat vanzelf.", "€0,23 per km via Hello Bike")
+    assert alone(old, longer, asked)
+    # where the older title holds a word of its own, its description's words name it again:
+    # two neighbours on one service, asked about the older one's readings
+    retention = features(
+        "grua-telemetria: retención",
+        "Después se agregan por hora.",
+        "Las lecturas de las grúas se guardan 90 días",
+    )
+    wind = features(
+        "grua-telemetria: alertas de viento",
+        "Alerta a PagerDuty.",
+        "Umbral de viento a partir del cual se detienen las grúas",
+    )
+    readings = keys("¿cuántos días guardamos las lecturas?")
+    assert not alone(retention, wind, readings)
+    assert alone(retention, wind, keys("grua-telemetria"))
 
 
 WORDS = st.sampled_from(["legal", "translations", "contract", "sophie", "tradulex", "cologne"])
@@ -174,6 +206,11 @@ def test_only_the_older_headings_own_words_keep_it_first(asked: set[str], more: 
     apart = keys("Legal translations Cologne") - keys("Legal translations")
     assert alone(old, new, asked) == (not asked & apart)
     assert alone(old, new, asked | more) == (not (asked | more) & apart)
+    # under one title, no word of the question keeps the older first
+    same = features(
+        "Legal translations", "Contracts go to Lingua Juris.", "Sophie, Cologne: contract work"
+    )
+    assert alone(same, new, asked | more)
 
 
 def test_the_question_is_not_read_when_the_notes_stand_apart_anyway() -> None:

@@ -544,7 +544,7 @@ PARKING_OLD = note(
     "parking-old",
     "Staff parking for employees is in the Building B garage; pick up the yearly windscreen"
     " sticker at the front desk.",
-    title="Staff parking for employees",
+    title="Staff parking for employees: Building B",
     description="Building B garage",
     days=0,
 )
@@ -552,7 +552,7 @@ PARKING_NEW = note(
     "parking-new",
     "Staff parking for employees is in the Mill Street garage; spots are booked per day in"
     " the Parkly app.",
-    title="Staff parking for employees",
+    title="Staff parking for employees: Mill Street",
     description="Mill Street garage",
     days=200,
 )
@@ -560,14 +560,14 @@ PARKING_MOVED = note(
     "parking-moved",
     "Staff parking for employees moved to the Mill Street garage; spots are booked per day in"
     " the Parkly app.",
-    title="Staff parking for employees",
+    title="Staff parking for employees: Mill Street",
     description="Mill Street garage",
     days=200,
 )
 
 
 def test_an_update_follows_its_note_into_the_ranking_even_unmatched() -> None:
-    # The question names what sets the older note's heading apart ("Building B"): it asks
+    # The question names what sets the older note's title apart ("Building B"): it asks
     # about that one, and the update follows it; asked without it, the update answers in
     # its place (time_rules.stands_in)
     pool = [PARKING_OLD, PARKING_NEW, REFUND_POLICY]

@@ -419,11 +419,12 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         "zookeeper prometheus": [new_near, old_near],
         # same subject, a newer and slightly longer note: it moves up
         "kafka consumer lag": [new_lag, old_lag],
-        # asked in words of the older note's first line (the store's description, so its
-        # heading) that the update's lacks: it keeps its place, its update goes in beside it
+        # asked in words of the older note's first line (the store's description) that the
+        # update's lacks: the update's key holds the older one's ("staging db 2026"), one
+        # title, so those words are the old fact and the update answers in its place
         "how do we connect to staging Postgres through bastion-eu with the LDAP password?": [
-            old_db,
             new_db,
+            old_db,
         ],
         # asked in the older note's words beyond a heading the update shares: the update of
         # a standing fact answers in its place (time_rules.stands_in)

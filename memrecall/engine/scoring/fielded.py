@@ -49,8 +49,9 @@ five rules about time (docs/decisions.md, issue 18):
   not the query matches it (an update asked about in its older note's words). It goes before
   it (from anywhere in the ranking) when it says it changes something (:meth:`says_change`),
   or when it stands in for the note (:meth:`stands_in`): the note is no dated record, the
-  two headings share a term that heads no third note, and the question names nothing that
-  sets the note's heading apart from the update's. The memories the passages give a turn
+  two headings share a term that heads no third note, and, where the note's title has a
+  term the update's lacks, the question names nothing that sets the note's heading apart
+  from the update's. The memories the passages give a turn
   the words leave silent (:meth:`_clearly_nearest`) are placed alike. The fast path is not
   changed by it.
 * **Explicit supersession.** A document whose ``supersedes`` names another

@@ -372,7 +372,11 @@ def stands_in(
       hours, "internal" of the internal and the partner rate limits). It asks about that
       one. ``asked`` gives the index keys of each of the question's scored terms (its
       variants: "tyre" finds "tyres"), called only here; a question term that finds a key
-      in both headings names what they share.
+      in both headings names what they share. This holds only where ``note``'s title has
+      a term ``update``'s title lacks: under one title ("Fietsvergoeding" twice), what
+      sets the older description apart is the old fact itself (the old form, the old
+      contact, the old rate), the very words of a question asked in what its asker last
+      knew.
 
     A third version of one subject shares its heading's terms with the other two, so
     along a chain of three versions or more only the update rules that do not look at
@@ -384,6 +388,8 @@ def stands_in(
     others = update.counts[0].keys() | update.counts[1].keys()
     if not any(heads(term) <= 2 for term in heading & others):
         return False
+    if not note.counts[0].keys() - update.counts[0].keys():
+        return True  # one title: nothing in the older heading names a subject of its own
     return not any(heading & set(keys) and not others & set(keys) for keys in asked())
 
 
