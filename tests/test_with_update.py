@@ -7,7 +7,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memrecall.engine.scoring.time_rules import said_update_first, updates_placed, with_update
+from memrecall.engine.scoring.time_rules import (
+    fast_with_update,
+    said_update_first,
+    updates_placed,
+    with_update,
+)
 
 kept_lists = st.lists(st.integers(0, 30), unique=True, max_size=8)
 
@@ -123,3 +128,60 @@ def test_both_rankers_place_an_update_by_the_two_rules_in_turn(
             rest = [newer, *expected] if before else [expected[0], newer, *expected[1:]]
             expected = rest[:limit]
     assert out == expected
+
+
+@given(
+    fast=st.lists(st.integers(0, 40), unique=True, max_size=3),
+    limit=st.integers(2, 3),
+    later=st.dictionaries(
+        st.integers(0, 40), st.lists(st.integers(0, 40), unique=True, max_size=3)
+    ),
+    excluded=st.sets(st.integers(0, 40)),
+    first=st.booleans(),
+    words=st.booleans(),
+)
+def test_the_fast_result_never_holds_a_note_without_the_update_that_goes_before_it(
+    *,
+    fast: list[int],
+    limit: int,
+    later: dict[int, list[int]],
+    excluded: set[int],
+    first: bool,
+    words: bool,
+) -> None:
+    fast = fast[:limit]
+    asked: list[tuple[int, int]] = []
+
+    def versions(doc: int) -> list[int]:
+        return [d for d in later.get(doc, []) if d != doc]  # never a document's own
+
+    def goes_first(note: int, update: int) -> bool:
+        asked.append((note, update))
+        return first
+
+    out = fast_with_update(
+        fast,
+        limit,
+        later=versions,
+        excluded=excluded.__contains__,
+        goes_first=goes_first,
+        matched=lambda doc: words,
+    )
+    assert len(out) <= limit
+    if not fast:
+        assert out == []
+        assert not asked
+        return
+    note = fast[0]
+    update = next((d for d in versions(note) if d not in excluded), None)
+    # only the first document's newest update not yet delivered, matched by the words, is
+    # weighed
+    weighed = update is not None and words
+    assert asked == ([(note, update)] if weighed else [])
+    if not weighed or not first:
+        assert out == fast
+        return
+    # the update first, its note beside it, then what else fits, in its order
+    assert out[:2] == [update, note]
+    assert out == [update, *(d for d in fast if d != update)][:limit]
+    assert not excluded & set(out) - set(fast)  # nothing delivered already is added

@@ -74,6 +74,7 @@ from memrecall.engine.scoring.passages import (
 )
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables, one_word
 from memrecall.engine.scoring.time_rules import (
+    fast_with_update,
     later_alike,
     move_newer_up,
     possible_updates,
@@ -379,6 +380,7 @@ class StoreRanker:
             kept = self._nearer_first(query, words, once)
             if kept is not words and kept[0][0] in fast:  # the same, in the ranking's order
                 fast = [kept[0][0], *(i for i in fast if i != kept[0][0])]
+            fast = self._fast_placed(fast, query, exclude)
             ranking = self._with_update(query, kept, exclude, limit)
             ranking = self._nearest_too(query, kept, ranking, exclude, limit, once=once)
             return ranking or self._clearly_nearest(query, exclude, limit, turns, once), fast
@@ -537,8 +539,29 @@ class StoreRanker:
             limit,
             later=index.later_versions,
             excluded=lambda d: position(d) in exclude,
-            goes_first=lambda note, d: index.says_change(d) or index.stands_in(query, note, d),
+            goes_first=lambda note, d: self._goes_first(query, note, d),
             outranked=outranked,
+        )
+        return [position(doc) for doc in placed]
+
+    def _goes_first(self, query: str, note: str, update: str) -> bool:
+        """As ``FieldedIndex._goes_first``, over paths."""
+        index = self._source.index
+        return index.says_change(update) or index.stands_in(query, note, update)
+
+    def _fast_placed(self, fast: list[int], query: str, exclude: Collection[int]) -> list[int]:
+        """The fast result with its first memory's update before it where the ranking puts
+        it there and the words match it (as ``FieldedIndex._fast_placed``; call under the
+        source's lock)."""
+        index = self._source.index
+        position = self._source.position
+        placed = fast_with_update(
+            [self._documents[i].path for i in fast],  # the snapshot is current here
+            max(len(fast), MAX_FAST_DOCS),
+            later=index.later_versions,
+            excluded=lambda d: position(d) in exclude,
+            goes_first=lambda note, d: self._goes_first(query, note, d),
+            matched=lambda d: index.terms_matching(query, d) > 0,
         )
         return [position(doc) for doc in placed]
 

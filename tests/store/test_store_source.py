@@ -446,9 +446,10 @@ async def test_memories_written_months_apart_rank_as_in_a_fresh_index(tmp_path: 
         assert snapshot.ranker.rank_and_fast(  # type: ignore[attr-defined]
             query, 5
         ) == fresh.rank_and_fast(query, 5), query
+    # the fast result puts the update before its note as the ranking does
     assert fresh.rank_and_fast(
         "how do we connect to staging Postgres through bastion-eu with the LDAP password?", 5
-    )[1] == [old_db, new_db]
+    )[1] == [new_db, old_db]
     service.close()
 
 

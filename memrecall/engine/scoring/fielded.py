@@ -52,8 +52,9 @@ five rules about time (docs/decisions.md, issue 18):
   two headings share a term that heads no third note, and, where the note's title has a
   term the update's lacks, the question names nothing that sets the note's heading apart
   from the update's. The memories the passages give a turn
-  the words leave silent (:meth:`_clearly_nearest`) are placed alike. The fast path is not
-  changed by it.
+  the words leave silent (:meth:`_clearly_nearest`) are placed alike. The fast result takes
+  an update the words match where it goes before its note, and then before it
+  (:meth:`_fast_placed`), whether or not they ranked it that high.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
@@ -216,6 +217,7 @@ from memrecall.engine.scoring.query_rules import (
     stands_out,
 )
 from memrecall.engine.scoring.time_rules import (
+    fast_with_update,
     later_alike,
     later_versions,
     move_newer_up,
@@ -1107,8 +1109,9 @@ class FieldedIndex:
         :attr:`Match.outranked`, or the update says it changes something
         (:meth:`says_change`) or stands in for the note (:meth:`stands_in`), and in those
         two cases also when the words ranked the update below it
-        (:func:`~memrecall.engine.scoring.time_rules.said_update_first`). Only into the
-        ranking: the fast path delivers what the query matches."""
+        (:func:`~memrecall.engine.scoring.time_rules.said_update_first`). The fast path
+        takes an update the words match where it goes before its note
+        (:meth:`_fast_placed`)."""
         outranked = bool(matches) and matches[0].outranked
         return self._updates_placed(query, [m.index for m in matches], outranked, exclude, limit)
 
@@ -1122,8 +1125,26 @@ class FieldedIndex:
             limit,
             later=self._later_versions,
             excluded=lambda j: j in exclude,
-            goes_first=lambda note, j: self.says_change(j) or self.stands_in(query, note, j),
+            goes_first=lambda note, j: self._goes_first(query, note, j),
             outranked=outranked,
+        )
+
+    def _goes_first(self, query: str, note: int, update: int) -> bool:
+        """Whether ``update``, a later version of ``note``, goes before it for ``query``: it
+        says it changes something (:meth:`says_change`) or stands in (:meth:`stands_in`)."""
+        return self.says_change(update) or self.stands_in(query, note, update)
+
+    def _fast_placed(self, fast: list[int], query: str, exclude: Collection[int]) -> list[int]:
+        """The fast result with its first memory's update before it where the ranking puts
+        it there and the words match it
+        (:func:`~memrecall.engine.scoring.time_rules.fast_with_update`)."""
+        return fast_with_update(
+            fast,
+            max(len(fast), MAX_FAST_DOCS),
+            later=self._later_versions,
+            excluded=lambda j: j in exclude,
+            goes_first=lambda note, j: self._goes_first(query, note, j),
+            matched=lambda j: self.terms_matching(query, j) > 0,
         )
 
     def stands_in(self, query: str, note: int, update: int) -> bool:
@@ -1206,7 +1227,7 @@ class FieldedIndex:
         specific query term the first one matches (:meth:`_alternative`).
         """
         ranked = self._ranked(query, exclude, limit, floor=True)
-        return self._fast_of(ranked, query)
+        return self._fast_placed(self._fast_of(ranked, query), query, exclude)
 
     def _fast_of(self, ranked: Sequence[Match], query: str) -> list[int]:
         fast = [m for m in ranked if m.judgement is Judgement.STRONG]
@@ -1256,6 +1277,7 @@ class FieldedIndex:
         kept = self._nearer_first(query, words, once)
         if kept is not words and kept[0].index in fast:  # the same memories, in the ranking's order
             fast = [kept[0].index, *(i for i in fast if i != kept[0].index)]
+        fast = self._fast_placed(fast, query, exclude)
         ranking = self._nearest_too(
             query, kept, self._with_update(query, kept, exclude, limit), exclude, limit, once=once
         )

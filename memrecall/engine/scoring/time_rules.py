@@ -38,6 +38,7 @@ from memrecall.engine.scoring.passages import cosine
 from memrecall.engine.scoring.query_rules import MatchedTerm
 
 __all__ = [
+    "fast_with_update",
     "later_alike",
     "later_versions",
     "move_newer_up",
@@ -421,6 +422,32 @@ def updates_placed(
     return with_update(
         kept, limit, update, outranked=outranked, says_change=lambda u: goes_first(note, u)
     )
+
+
+def fast_with_update(
+    fast: list[_K],
+    limit: int,
+    *,
+    later: Callable[[_K], Sequence[_K]],
+    excluded: Callable[[_K], bool],
+    goes_first: Callable[[_K, _K], bool],
+    matched: Callable[[_K], bool],
+) -> list[_K]:
+    """The fast result ``fast`` with its first document's newest later version
+    (:func:`later_versions`, not yet delivered) put before it where the ranking puts it
+    there (``goes_first(note, update)``: it says it changed something, or :func:`stands_in`)
+    and the question's words match it (``matched``: the fast path delivers nothing they do
+    not), whether or not they ranked it among the fast result's: a standing fact the fast
+    path delivers comes with what replaced it. The note stays beside it (the rendered dates
+    tell the model which is current); what else there was gives way, to at most ``limit``
+    documents."""
+    if not fast:
+        return fast
+    first = fast[0]
+    update = next((d for d in later(first) if not excluded(d)), None)
+    if update is None or not matched(update) or not goes_first(first, update):
+        return fast
+    return [update, *(d for d in fast if d != update)][:limit]
 
 
 def unclear(
