@@ -39,6 +39,7 @@ from memrecall.engine.scoring.freshness import freshness
 from memrecall.engine.scoring.query_rules import on_fitted_scale
 from memrecall.engine.scoring.time_rules import (
     DAY,
+    asked_keys,
     later_versions,
     one_subject,
     similarity,
@@ -171,8 +172,7 @@ class IncrementalIndex:
         :func:`~memrecall.engine.scoring.time_rules.stands_in`)."""
 
         def asked() -> list[set[str]]:
-            terms = self.query_terms(query)[0]
-            return [{key for key, _ in self._keys(t.term, t.kind)} for t in terms]
+            return asked_keys(self.query_terms(query)[0], self._keys)
 
         features = self._features
 

@@ -217,6 +217,7 @@ from memrecall.engine.scoring.query_rules import (
     stands_out,
 )
 from memrecall.engine.scoring.time_rules import (
+    asked_keys,
     fast_with_update,
     later_alike,
     later_versions,
@@ -1154,8 +1155,7 @@ class FieldedIndex:
         store, keys = self._doc_features, self._keys_order
 
         def asked() -> list[set[str]]:
-            terms = self.query_terms(query)[0]
-            return [{key for key, _ in self._keys(t.term, t.kind)} for t in terms]
+            return asked_keys(self.query_terms(query)[0], self._keys)
 
         def heads(term: str) -> int:
             found: set[int] = set()

@@ -31,13 +31,14 @@ import itertools
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from memrecall.engine.scoring.analysis import is_identifier
+from memrecall.engine.scoring.analysis import QueryTerm, is_identifier
 from memrecall.engine.scoring.features import DocumentFeatures, Params
 from memrecall.engine.scoring.katakana import is_katakana_form
 from memrecall.engine.scoring.passages import cosine
 from memrecall.engine.scoring.query_rules import MatchedTerm
 
 __all__ = [
+    "asked_keys",
     "fast_with_update",
     "later_alike",
     "later_versions",
@@ -345,6 +346,14 @@ def said_update_first(
     if newest is None or newest not in kept[1:] or not says_change(newest):
         return kept
     return [newest, *(d for d in kept if d != newest)]
+
+
+def asked_keys(
+    terms: Iterable[QueryTerm], keys: Callable[[str, str], Iterable[tuple[str, float]]]
+) -> list[set[str]]:
+    """The index keys of each of a question's scored ``terms`` (``keys``: an index's keys
+    and credits for a term, variants included), as :func:`stands_in` reads the question."""
+    return [{key for key, _ in keys(t.term, t.kind)} for t in terms]
 
 
 def stands_in(
