@@ -15,18 +15,23 @@ feature store) lands in the user's real home.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
+import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Literal
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from memrecall.sources.embedding_cache import KEEP_ENVIRONMENT
-from memrecall.sources.turn_reader import ENVIRONMENT, default_turns, remembering
+from memrecall.sources.turn_reader import ENVIRONMENT, default_turns, e5_embedder, remembering
 
 settings.register_profile("dev", max_examples=60, deadline=None, derandomize=True)
 settings.register_profile(
@@ -88,6 +93,120 @@ def semantic_reader() -> Iterator[None]:
     yield from _semantic()
 
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REPLAYS = ("test_blind_sets.py", "test_one_language_pools.py")
+"""The modules that replay the blind sets (thousands of texts to embed on a first run)."""
+
+_PREFETCH = pytest.StashKey[bool]()
+
+PREFETCH_ENVIRONMENT = "MEMRECALL_PREFETCH"
+"""``off``: embed nothing ahead (:func:`remembered_embeddings`)."""
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected what they do
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The blind sets' replays run last (in their own order), so that their embeddings can
+    be computed ahead while the rest of the suite runs (:func:`remembered_embeddings`)."""
+    replays = [item for item in items if item.path.name in REPLAYS]
+    if replays:
+        items[:] = [item for item in items if item.path.name not in REPLAYS] + replays
+    config.stash[_PREFETCH] = bool(replays)
+
+
+def replayed_texts() -> Iterator[tuple[Literal["query", "passage"], str]]:
+    """What the replays embed: the corpus first (other tests replay it too), then each
+    blind set in the opposite order to their tests' (the tests, once they start, embed
+    what is still missing from their first set on, and the two meet without embedding a
+    text twice), its memories' passages (the index is built before any case is ranked),
+    then its turns (the whole turn for the reader, and its start where a paste is ranked
+    without it)."""
+    from memrecall.engine.scoring.features import passage_of
+    from memrecall.engine.scoring.passages import NEAREST_CHARS
+    from memrecall.tooling.evaluation import load_corpus
+
+    corpus = FIXTURES / "recall-eval.json"
+    sets = sorted((FIXTURES / "blind").glob("set-*.json"), key=lambda path: path.name)[::-1]
+    joined = load_corpus(corpus, extra=sets)
+    documents = dict(zip(joined.ids, joined.documents, strict=True))
+    for path in (corpus, *sets):
+        written = json.loads(path.read_text(encoding="utf-8"))
+        for document in written.get("documents", []):
+            yield "passage", passage_of(documents[document["id"]])
+        for case in written["cases"]:
+            yield "query", case["query"]
+            if len(case["query"]) > NEAREST_CHARS:
+                yield "query", case["query"][:NEAREST_CHARS]
+
+
+class Prefetch:
+    """The suite's prefetch thread (:func:`remembered_embeddings`), which a test can hold
+    still (:func:`no_prefetch`): it then waits between two embeddings."""
+
+    def __init__(self) -> None:
+        self._state = threading.Condition()
+        self._held = False
+        self._waiting = False
+        self._running = False
+        self.stop = threading.Event()
+
+    def texts(
+        self, texts: Iterator[tuple[Literal["query", "passage"], str]]
+    ) -> Iterator[tuple[Literal["query", "passage"], str]]:
+        """``texts``, each read and given only while the prefetch is not held."""
+        while True:
+            with self._state:
+                self._waiting = True
+                self._state.notify_all()
+                self._state.wait_for(lambda: not self._held or self.stop.is_set())
+                self._waiting = False
+            text = next(texts, None)
+            if text is None:
+                return
+            yield text
+
+    def run(self, target: Callable[[], object]) -> None:
+        """Run ``target`` (the prefetch) in this thread, and say when it is over."""
+        with self._state:
+            self._running = True
+        try:
+            target()
+        finally:
+            with self._state:
+                self._running = False
+                self._state.notify_all()
+
+    def finish(self) -> None:
+        """Stop the prefetch: it embeds nothing more, held or not."""
+        with self._state:
+            self.stop.set()
+            self._state.notify_all()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Inside, the prefetch embeds nothing and allocates nothing."""
+        with self._state:
+            self._held = True
+            self._state.wait_for(lambda: self._waiting or not self._running)
+        try:
+            yield
+        finally:
+            with self._state:
+                self._held = False
+                self._state.notify_all()
+
+
+_PREFETCH_THREAD = Prefetch()
+
+
+@pytest.fixture
+def no_prefetch() -> Iterator[None]:
+    """The suite's prefetch held still during one test (a test that counts what the
+    process allocates would count its embeddings)."""
+    with _PREFETCH_THREAD.held():
+        yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def remembered_embeddings(pytestconfig: pytest.Config) -> Iterator[None]:
     """The suite replays the same fixture queries and memories in many tests: their
@@ -95,13 +214,38 @@ def remembered_embeddings(pytestconfig: pytest.Config) -> Iterator[None]:
     once per session, and kept in pytest's cache folder for the next run on this machine
     (memrecall.sources.embedding_cache: a file another machine or engine wrote is embedded
     again). The vectors are the same; only the time differs. ``-p no:cacheprovider`` or
-    ``MEMRECALL_KEEP_EMBEDDINGS=`` (empty) keeps nothing between runs."""
+    ``MEMRECALL_KEEP_EMBEDDINGS=`` (empty) keeps nothing between runs.
+
+    Where the session runs the blind sets' replays (last: :func:`pytest_collection_modifyitems`),
+    a thread embeds what they will ask for from the start, on one engine thread
+    (:meth:`~memrecall.sources.turn_reader.E5Embedder.prefetch`): on a first run most of
+    their embeddings are then made while the other tests run. It stops when the session
+    ends, before the embeddings are written. ``MEMRECALL_PREFETCH=off`` embeds nothing
+    ahead."""
     cache = getattr(pytestconfig, "cache", None)
     keep = None
     if cache is not None and os.environ.get(KEEP_ENVIRONMENT, "-"):
         keep = cache.mkdir("memrecall") / "embeddings"
     with remembering(keep):
-        yield
+        embed = e5_embedder()
+        wanted = pytestconfig.stash.get(_PREFETCH, False)
+        prefetch = _PREFETCH_THREAD
+        worker = None
+        if embed is not None and wanted and os.environ.get(PREFETCH_ENVIRONMENT) != "off":
+            texts = prefetch.texts(replayed_texts())
+            worker = threading.Thread(
+                target=prefetch.run,
+                args=(functools.partial(embed.prefetch, texts, prefetch.stop),),
+                name="prefetch",
+                daemon=True,
+            )
+            worker.start()
+        try:
+            yield
+        finally:
+            prefetch.finish()
+            if worker is not None:
+                worker.join()
 
 
 SCRIPTS = Path(__file__).parent.parent / "scripts"

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -298,6 +299,59 @@ def test_a_replay_embeds_on_every_core() -> None:
         embed.passage("passage")
     embed("another turn")
     assert calls == ["one", "all", "all", "one"]  # the warm-up, the replay, a runtime turn
+
+
+def test_a_prefetch_embeds_ahead_what_is_not_remembered_on_one_thread() -> None:
+    calls: list[str] = []
+    model = _Holding()
+    model.busy.set()  # nothing held
+    embed = E5Embedder(
+        model,
+        one_thread=lambda: calls.append("one"),
+        all_threads=lambda: calls.append("all"),
+    )
+    texts: list[tuple[Literal["query", "passage"], str]] = [
+        ("query", "turn"),
+        ("passage", "memory"),
+        ("query", "turn"),  # asked twice, embedded once
+        ("query", "x" * 5_000),  # its start, as a turn is embedded
+    ]
+    stop = threading.Event()
+    assert embed.prefetch(texts, stop) == 0  # outside a replay: nothing is kept, nothing done
+    with embed.remembering():
+        embed("turn")  # already remembered: not embedded again
+        calls.clear()
+        assert embed.prefetch(texts, stop) == 2
+        assert calls == ["one", "one"]  # one engine thread: the caller keeps the others
+        assert model.calls[-2:] == ["passage:memory", "x" * turn_reader.MAX_EMBEDDED_CHARS]
+        seen = len(model.calls)
+        assert embed.passage("memory") == [1.0, 0.0]
+        assert embed("x" * 5_000) == [float(turn_reader.MAX_EMBEDDED_CHARS), 1.0]
+        assert len(model.calls) == seen  # both read back, not embedded again
+        stop.set()
+        assert embed.prefetch([("query", "later")], stop) == 0  # stopped: nothing more
+
+    def beside() -> Iterator[tuple[Literal["query", "passage"], str]]:
+        yield "query", "first"
+        embed("a turn while it runs")  # one engine thread too, not every core
+        yield "query", "second"
+
+    with embed.remembering():
+        calls.clear()
+        assert embed.prefetch(beside(), threading.Event()) == 2
+        assert calls == ["one", "one", "one"]
+        embed("after it")
+        assert calls[-1] == "all"  # the replay alone again: every core
+    # with a spare engine to load, the prefetch embeds on one of its own: the caller's
+    # embeddings never wait for it
+    own = _Holding()
+    own.busy.set()
+    spared = E5Embedder(model, spare=lambda: own)
+    with spared.remembering():
+        assert spared.prefetch([("query", "ahead"), ("passage", "ahead")], threading.Event()) == 2
+        assert own.calls == ["ahead", "passage:ahead"]
+        assert spared("ahead") == [5.0, 1.0]
+    assert "ahead" not in model.calls
 
 
 @pytest.mark.skipif(turn_reader.e5_embedder() is None, reason="the bundled model does not load")

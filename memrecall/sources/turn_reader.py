@@ -18,8 +18,8 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Literal
 
 from memrecall.engine.scoring.passages import PassageEmbedder
 from memrecall.engine.scoring.turn_model import default_model
@@ -50,6 +50,12 @@ log = logging.getLogger(__name__)
 MAX_EMBEDDED_CHARS = 1_000
 """Only the start of a turn is embedded: small talk is short, and a paste is never read
 as small talk (the ranking's rules skip pastes)."""
+
+
+def _embedded_text(text: str) -> str:
+    """What of ``text`` is embedded: its first :data:`MAX_EMBEDDED_CHARS` characters, with
+    those UTF-8 cannot encode (lone surrogates) replaced (the C engine reads UTF-8)."""
+    return text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
 
 
 def _nothing() -> None:
@@ -86,13 +92,16 @@ class E5Embedder:
         self._turns_waiting = 0
         """Turns waiting for (or in) the engine: a passage embedded in the background
         waits until there are none (:meth:`passage` with ``background``)."""
+        self._prefetching = 0
+        """Prefetches running (:meth:`prefetch`): while there are, every embedding runs on
+        one engine thread (two engines each on every core would share the cores badly)."""
         self(".")  # the first embedding costs more: pay it when the model loads
 
     def __call__(self, text: str) -> Sequence[float]:
         """The embedding of the start of ``text`` (characters UTF-8 cannot encode, such as
         lone surrogates, are replaced first: the C engine reads UTF-8). A turn goes before
         any passage embedded in the background that has not started yet."""
-        text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
+        text = _embedded_text(text)
         with self._turns:
             self._turns_waiting += 1
         try:
@@ -120,7 +129,7 @@ class E5Embedder:
         embeds on the spare engine where there is one (loaded on first use): a passage
         takes up to a third of a second and cannot be interrupted, and a turn that had to
         wait for it would miss its deadline."""
-        text = text[:MAX_EMBEDDED_CHARS].encode("utf-8", "replace").decode("utf-8")
+        text = _embedded_text(text)
         remembered = self._remembered
         key = "" if remembered is None else text_key(text)
         if remembered is not None and key in remembered.passages:
@@ -142,6 +151,43 @@ class E5Embedder:
             remembered.passages[key] = vector
         return vector
 
+    def prefetch(
+        self, texts: Iterable[tuple[Literal["query", "passage"], str]], stop: threading.Event
+    ) -> int:
+        """Embed ahead what a replay will ask for: each of ``texts`` (a turn's ``query:`` or
+        a memory's ``passage:`` embedding) not remembered yet, until ``stop`` is set; for a
+        thread of its own while the replay's caller does other work (the test suite, whose
+        blind sets replay thousands of texts). On an engine of its own where a spare one
+        can be loaded (else on the shared one, under its lock) and on one engine thread, so
+        that the caller's embeddings never wait for it and keep the other cores; each
+        vector is the one :meth:`__call__` or :meth:`passage` gives (the same on any engine
+        and number of threads). Does nothing outside :meth:`remembering`. Returns how many
+        it embedded."""
+        remembered = self._remembered
+        if remembered is None:
+            return 0
+        own = self._spare_factory() if self._spare_factory is not None else None
+        done = 0
+        self._prefetching += 1
+        try:
+            for kind, raw in texts:
+                if stop.is_set() or self._remembered is not remembered:
+                    break
+                text = _embedded_text(raw)
+                table = remembered.queries if kind == "query" else remembered.passages
+                key = text_key(text)
+                if key in table:
+                    continue
+                with self._lock if own is None else contextlib.nullcontext():
+                    self._one_thread()
+                    model = self._model if own is None else own
+                    embed = model.query if kind == "query" else model.passage
+                    table[key] = [float(x) for x in embed(text)]
+                done += 1
+        finally:
+            self._prefetching -= 1
+        return done
+
     @property
     def remembers(self) -> bool:
         """Whether embeddings are remembered now (inside :meth:`remembering`)."""
@@ -162,8 +208,10 @@ class E5Embedder:
     def _set_threads(self) -> None:
         """Set the calling thread's engine threads for the next embedding: one in a runtime
         (the engine is shared with the threads that rank, and with the event loop), every
-        core while :meth:`remembering` (a replay)."""
-        (self._one_thread if self._remembered is None else self._all_threads)()
+        core while :meth:`remembering` (a replay), one again while a :meth:`prefetch` runs
+        beside it."""
+        replay = self._remembered is not None and not self._prefetching
+        (self._all_threads if replay else self._one_thread)()
 
     @contextlib.contextmanager
     def remembering(self, into: Remembered | None = None) -> Iterator[None]:
