@@ -285,7 +285,8 @@ def test_each_embedding_runs_on_the_calling_thread_alone() -> None:
     assert calls == ["one thread"] * 4  # the warm-up, the turn and both passages
 
 
-def test_a_replay_embeds_on_every_core() -> None:
+def _threads_told() -> tuple[list[str], _Holding, E5Embedder]:
+    """An embedder over a free model that notes each engine-thread setting it makes."""
     calls: list[str] = []
     model = _Holding()
     model.busy.set()  # nothing held
@@ -294,6 +295,11 @@ def test_a_replay_embeds_on_every_core() -> None:
         one_thread=lambda: calls.append("one"),
         all_threads=lambda: calls.append("all"),
     )
+    return calls, model, embed
+
+
+def test_a_replay_embeds_on_every_core() -> None:
+    calls, _, embed = _threads_told()
     with embed.remembering():
         embed("turn")
         embed.passage("passage")
@@ -302,14 +308,7 @@ def test_a_replay_embeds_on_every_core() -> None:
 
 
 def test_a_prefetch_embeds_ahead_what_is_not_remembered_on_one_thread() -> None:
-    calls: list[str] = []
-    model = _Holding()
-    model.busy.set()  # nothing held
-    embed = E5Embedder(
-        model,
-        one_thread=lambda: calls.append("one"),
-        all_threads=lambda: calls.append("all"),
-    )
+    calls, model, embed = _threads_told()
     texts: list[tuple[Literal["query", "passage"], str]] = [
         ("query", "turn"),
         ("passage", "memory"),
