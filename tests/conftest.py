@@ -98,7 +98,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPLAYS = ("test_blind_sets.py", "test_one_language_pools.py")
 """The modules that replay the blind sets (thousands of texts to embed on a first run)."""
 
-_PREFETCH = pytest.StashKey[bool]()
+_PREFETCH = pytest.StashKey[list[str]]()
+"""The blind sets the session's replays ask for (file names), in their tests' order."""
+
+ONE_LANGUAGE_SETS = ("set-34.json", "set-35.json", "set-36.json", "set-37.json", "set-38.json")
+"""The blind sets ``test_one_language_pools.py`` replays."""
 
 PREFETCH_ENVIRONMENT = "MEMRECALL_PREFETCH"
 """``off``: embed nothing ahead (:func:`remembered_embeddings`)."""
@@ -107,27 +111,37 @@ PREFETCH_ENVIRONMENT = "MEMRECALL_PREFETCH"
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected what they do
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The blind sets' replays run last (in their own order), so that their embeddings can
-    be computed ahead while the rest of the suite runs (:func:`remembered_embeddings`)."""
+    be computed ahead while the rest of the suite runs (:func:`remembered_embeddings`);
+    only where other tests run too (the replays alone embed faster on every core than
+    beside a thread that embeds the same texts)."""
     replays = [item for item in items if item.path.name in REPLAYS]
-    if replays:
-        items[:] = [item for item in items if item.path.name not in REPLAYS] + replays
-    config.stash[_PREFETCH] = bool(replays)
+    others = [item for item in items if item.path.name not in REPLAYS]
+    items[:] = others + replays
+    wanted: list[str] = []
+    for item in replays if others else ():
+        params = getattr(item, "callspec", None)
+        named = [params.params["measured"]] if params and "measured" in params.params else []
+        if item.path.name == "test_one_language_pools.py":
+            named = list(ONE_LANGUAGE_SETS)
+        wanted.extend(name for name in named if name not in wanted)
+    config.stash[_PREFETCH] = wanted
 
 
-def replayed_texts() -> Iterator[tuple[Literal["query", "passage"], str]]:
-    """What the replays embed: the corpus first (other tests replay it too), then each
-    blind set in the opposite order to their tests' (the tests, once they start, embed
-    what is still missing from their first set on, and the two meet without embedding a
-    text twice), its memories' passages (the index is built before any case is ranked),
-    then its turns (the whole turn for the reader, and its start where a paste is ranked
-    without it)."""
+def replayed_texts(names: list[str]) -> Iterator[tuple[Literal["query", "passage"], str]]:
+    """What the replays of blind sets ``names`` (in their tests' order) embed: the corpus
+    first (other tests replay it too), then each set in the opposite order (the tests,
+    once they start, embed what is still missing from their first set on, and the two meet
+    without embedding a text twice), its memories' passages (the index is built before any
+    case is ranked), then its turns (the whole turn for the reader, and its start where a
+    paste is ranked without it)."""
     from memrecall.engine.scoring.features import passage_of
     from memrecall.engine.scoring.passages import NEAREST_CHARS
     from memrecall.tooling.evaluation import load_corpus
 
     corpus = FIXTURES / "recall-eval.json"
-    sets = sorted((FIXTURES / "blind").glob("set-*.json"), key=lambda path: path.name)[::-1]
-    joined = load_corpus(corpus, extra=sets)
+    every = sorted((FIXTURES / "blind").glob("set-*.json"), key=lambda path: path.name)
+    joined = load_corpus(corpus, extra=every)
+    sets = [FIXTURES / "blind" / name for name in reversed(names)]
     documents = dict(zip(joined.ids, joined.documents, strict=True))
     for path in (corpus, *sets):
         written = json.loads(path.read_text(encoding="utf-8"))
@@ -228,11 +242,11 @@ def remembered_embeddings(pytestconfig: pytest.Config) -> Iterator[None]:
         keep = cache.mkdir("memrecall") / "embeddings"
     with remembering(keep):
         embed = e5_embedder()
-        wanted = pytestconfig.stash.get(_PREFETCH, False)
+        wanted = pytestconfig.stash.get(_PREFETCH, [])
         prefetch = _PREFETCH_THREAD
         worker = None
         if embed is not None and wanted and os.environ.get(PREFETCH_ENVIRONMENT) != "off":
-            texts = prefetch.texts(replayed_texts())
+            texts = prefetch.texts(replayed_texts(wanted))
             worker = threading.Thread(
                 target=prefetch.run,
                 args=(functools.partial(embed.prefetch, texts, prefetch.stop),),
