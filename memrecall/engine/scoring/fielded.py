@@ -51,10 +51,10 @@ five rules about time (docs/decisions.md, issue 18):
   or when it stands in for the note (:meth:`stands_in`): the note is no dated record, the
   two headings share a term that heads no third note, and, where the note's title has a
   term the update's lacks, the question names nothing that sets the note's heading apart
-  from the update's. The memories the passages give a turn
-  the words leave silent (:meth:`_clearly_nearest`) are placed alike. The fast result takes
-  an update the words match where it goes before its note, and then before it
-  (:meth:`_fast_placed`), whether or not they ranked it that high.
+  from the update's. The memories the passages give a turn the words leave silent
+  (:meth:`_clearly_nearest`) are placed alike. The fast result takes an update the words
+  match where it goes before its note, and then before it (:meth:`_fast_placed`), whether
+  or not they ranked it that high.
 * **Explicit supersession.** A document whose ``supersedes`` names another
   (by relative path, or by name when exactly one other document has it) makes
   that one an older version: it ranks right after its successor when both
