@@ -101,9 +101,6 @@ REPLAYS = ("test_blind_sets.py", "test_one_language_pools.py")
 _PREFETCH = pytest.StashKey[list[str]]()
 """The blind sets the session's replays ask for (file names), in their tests' order."""
 
-ONE_LANGUAGE_SETS = ("set-34.json", "set-35.json", "set-36.json", "set-37.json", "set-38.json")
-"""The blind sets ``test_one_language_pools.py`` replays."""
-
 PREFETCH_ENVIRONMENT = "MEMRECALL_PREFETCH"
 """``off``: embed nothing ahead (:func:`remembered_embeddings`)."""
 
@@ -122,7 +119,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         params = getattr(item, "callspec", None)
         named = [params.params["measured"]] if params and "measured" in params.params else []
         if item.path.name == "test_one_language_pools.py":
-            named = list(ONE_LANGUAGE_SETS)
+            from tests.test_one_language_pools import SETS
+
+            named = [f"set-{n}.json" for n in SETS]
         wanted.extend(name for name in named if name not in wanted)
     config.stash[_PREFETCH] = wanted
 

@@ -167,6 +167,8 @@ class E5Embedder:
         if remembered is None:
             return 0
         own = self._spare_factory() if self._spare_factory is not None else None
+        model = self._model if own is None else own
+        engine = self._lock if own is None else contextlib.nullcontext()
         done = 0
         self._prefetching += 1
         try:
@@ -178,9 +180,8 @@ class E5Embedder:
                 key = text_key(text)
                 if key in table:
                     continue
-                with self._lock if own is None else contextlib.nullcontext():
+                with engine:
                     self._one_thread()
-                    model = self._model if own is None else own
                     embed = model.query if kind == "query" else model.passage
                     table[key] = [float(x) for x in embed(text)]
                 done += 1
