@@ -159,6 +159,16 @@ def test_one_word_that_one_memory_owns_is_answered() -> None:
         ("ใครดูแล", False),  # "who looks after": a question word in it
         ("นโยบายลาพักร้อน", False),  # thirteen clusters: may be a sentence
         ("ຖານຂໍ້ມູນ", False),  # Lao has no spaces and no list of common words
+        ("base de données", True),  # two words linked by "de": one compound
+        ("Base de datos", True),
+        ("banco de dados", True),
+        ("base di dati", True),
+        ("chaîne d'approvisionnement", True),
+        ("logs de Kafka", False),  # the second part is a name
+        ("salaire de Julie", False),
+        ("API de pagos", False),  # capitals after the first letter: a name
+        ("ledger deploy procedure", False),  # three words, none a link
+        ("base de données clients", False),
     ],
 )
 def test_one_ordinary_word_is_told_from_a_name_and_a_phrase(turn: str, ordinary: bool) -> None:

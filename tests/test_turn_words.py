@@ -47,6 +47,19 @@ NO_TALK = TurnModel({}, bias=-50.0, cutoff=0.5)
         "Guten Morgen! Was für ein grauer Montag heute.",
         "สวัสดีครับ ขอบคุณมากนะ",
         "bin gleich wieder da",
+        "Hasta luego, nos vemos el lunes",
+        "Gute Nacht, bis später!",
+        "Bonne soirée à tous",
+        "Buona serata!",
+        "До свидания, хороших выходных",
+        "好的，明天见",
+        "お先に失礼します",
+        "बहुत-बहुत धन्यवाद, काम बन गया",
+        "नमस्ते! आज मौसम अच्छा है",
+        "Dzięki, to wszystko na dziś",
+        "Teşekkürler, iyi akşamlar!",
+        "Terima kasih banyak",
+        "แล้วเจอกันพรุ่งนี้นะ",
     ],
 )
 def test_thanks_and_greetings_are_social_in_many_languages(query: str) -> None:
@@ -61,6 +74,13 @@ def test_thanks_and_greetings_are_social_in_many_languages(query: str) -> None:
         "Wann fährt der Shuttle morgens ab?",  # "Morgen" without "guten"
         "设置里的通知怎么关？",
         "明日のデプロイ時間は？",
+        # goodbyes in words questions use too are left out
+        "where can I see if ingestion is falling behind?",
+        "Is Friday afternoon a good slot to put a pairing session on the calendar?",
+        "Можно отложить до встречи с клиентом?",
+        "¿Puedo dejarlo hasta mañana?",
+        "Reicht es bis morgen früh?",
+        "Tu peux le finir pour demain ?",
     ],
 )
 def test_ordinary_questions_are_not_social(query: str) -> None:

@@ -306,6 +306,14 @@ _ALL_THAI = regex.compile(r"^[\p{Thai}]+$")
 _KANJI_KANA = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 _ONE_HAN_WORD = regex.compile(r"^\p{Han}{1,3}$")
 _CAPITAL = regex.compile(r"\p{Lu}")
+_LINKED = regex.compile(
+    r"^[\p{P}\p{S}\s]*+(\p{Latin}[\p{Latin}\p{M}]*+)\s++"
+    r"(?:(?:de|di|da|do|du|des|del|della|dei|delle|degli|dos|das)\s++|d['’])"
+    r"(\p{Latin}[\p{Latin}\p{M}]*+)[\p{P}\p{S}\s]*+$",
+    regex.IGNORECASE,
+)
+"""One word written as two linked by *de* (French, Spanish, Portuguese, Italian: ``base de
+données``, ``banco de dados``, ``base di dati``), as German writes *Datenbank*."""
 _ONE_KANA_WORD = regex.compile(r"^(?:[\p{Katakana}\u30fc\u30fb]+|[\p{Hiragana}\u30fc]+)$")
 
 
@@ -324,8 +332,15 @@ def one_word(query: str) -> bool:
     written without spaces, so one run there may be a sentence: in Thai, a run is one word
     when it is as short as one and holds no common word (:func:`one_thai_word`:
     ``ฐานข้อมูล``, database, but not ``ใครดูแล``, who looks after); in the others it is
-    never taken for one word.
+    never taken for one word. Two words linked by *de* (or *di*, *da*, *du*, *del*, *d'*)
+    are one, as French, Spanish, Portuguese and Italian write a compound (``base de
+    données``, ``base de datos``: German's *Datenbank*); a capital in the second
+    (``logs de Kafka``), or after the first letter of the first, is a name.
     """
+    linked = _LINKED.match(query)
+    if linked is not None:
+        first, second = linked.groups()
+        return _CAPITAL.search(first, 1) is None and _CAPITAL.search(second) is None
     match = _ONE_RUN.match(query)
     if match is None:
         return False
