@@ -57,6 +57,16 @@ def weights(query: str) -> dict[str, float]:
             {"biet", "lich", "nhom"},
             {"nhung", "cua", "khong"},
         ),
+        (
+            "Linux में किसी पोर्ट पर कौन-सा process चल रहा है, कैसे पता करूँ?",
+            {"linux", "पोर्ट", "process"},
+            {"किसी", "पर", "कौन", "रहा", "कैसे"},
+        ),
+        (
+            "हमारा डेटाबेस कहाँ होस्ट है और उसका बैकअप कब होता है?",
+            {"डेटाबेस", "होस्ट", "बैकअप"},
+            {"हमारा", "कहां", "और", "उसका", "कब", "होता"},
+        ),
     ],
 )
 def test_function_words_are_dropped_and_content_words_kept(
@@ -79,7 +89,10 @@ def test_words_that_are_also_english_content_words_stay_terms(word: str) -> None
 
 
 def test_the_words_of_a_request_weigh_little_in_every_language() -> None:
-    for word in ("idee", "consejo", "conseil", "tipps", "dica", "consiglio", "hilfe", "rapide"):
+    for word in (
+        *("idee", "consejo", "conseil", "tipps", "dica", "consiglio", "hilfe", "rapide"),
+        *("मदद", "बताओ", "तरीका"),
+    ):
         assert weights(f"{word} kubernetes")[word] == COMMON_WEIGHT
 
 

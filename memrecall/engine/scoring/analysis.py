@@ -446,23 +446,31 @@ STOPWORDS = frozenset(
     sto stanno fai faccio suoi vostro vostra
     хочешь хотел хотела могу можешь может мог могла должен должна буду будешь который
     которая которые которого свою своей моей моего твоя твои наша наши нашей ваша ваши
+    और लेकिन मगर पर तक भी ही तो जो कि या
+    मैं मेरा मेरी मेरे मुझे मुझको हम हमारा हमारी हमारे हमें तुम तुम्हारा तुम्हारी तुम्हारे
+    तुम्हें आप आपका आपकी आपके आपको वह वो वे ये यह इस इसे इसका इसकी इसके उस उसे उसका उसकी
+    उसके उन उनका उनकी उनके इन इनका किस किसी किसे कोई कुछ सब सभी अपना अपनी अपने
+    क्या कैसे कैसा कैसी कब कहाँ क्यों कौन कौनसा कौनसी कितना कितनी कितने
+    है हैं था थी थे हो हूँ होगा होगी होंगे होता होती होते रहा रही रहे सकता सकती सकते
+    चाहिए वाला वाली वाले लिए बारे साथ पास नहीं हाँ
     """.split()
 )
 """Function words (articles, pronouns, prepositions, conjunctions, auxiliaries and question
-words of English, German, Spanish, French, Portuguese, Italian, Russian, Vietnamese and
-Arabic) and chat fillers (thanks, hello, okay and the like), as the tokenizer cuts them
-(``don't`` gives ``don``). Left out on purpose: words that are also ordinary content words
-in English (``son``, ``hat``, ``bin``, ``war``, ``man``, ``comment``, ``mon``, ``era``,
-``fare``, ``vers``, ``car``, ``van``, ``dove``, ``dir``, ``nas``, ``num``; French ``été`` is
-also *summer*; Vietnamese ``vẫn``, ``bạn``, ``một`` and ``rất`` fold to ``van``, ``ban``,
-``mot`` and ``rat``), and words that are also common first names (``ali``, ``anh``,
-``minh``); in a query written in their language some of them count as common words
-(:data:`AMBIGUOUS_WORDS`). The last lines are the modal verbs, conditionals, past auxiliaries,
-demonstratives and pronoun forms a question is phrased with in German, French, Spanish,
-Portuguese, Italian and Russian (*darf*, *wollte*, *pourrait*, *podría*, *comigo*, *vorrei*,
-*могу*); French *font* (they do) and Italian *sue* (her) are left out, English words.
-Dropped from queries: they carry no topic. Words shorter than three letters become terms only with a
-digit, or as capital acronyms (:func:`is_acronym`)."""
+words of English, German, Spanish, French, Portuguese, Italian, Russian, Vietnamese, Arabic and
+Hindi: *पर*, *किसी*, *क्या*, *कैसे*, *रहा*, *सकता*) and chat fillers (thanks, hello, okay and
+the like), as the tokenizer cuts them (``don't`` gives ``don``). Left out on purpose: words
+that are also ordinary content words in English (``son``, ``hat``, ``bin``, ``war``, ``man``,
+``comment``, ``mon``, ``era``, ``fare``, ``vers``, ``car``, ``van``, ``dove``, ``dir``,
+``nas``, ``num``; French ``été`` is also *summer*; Vietnamese ``vẫn``, ``bạn``, ``một`` and
+``rất`` fold to ``van``, ``ban``, ``mot`` and ``rat``), and words that are also common first
+names (``ali``, ``anh``, ``minh``); in a query written in their language some of them count as
+common words (:data:`AMBIGUOUS_WORDS`). The last lines are the modal verbs, conditionals, past
+auxiliaries, demonstratives and pronoun forms a question is phrased with in German, French,
+Spanish, Portuguese, Italian and Russian (*darf*, *wollte*, *pourrait*, *podría*, *comigo*,
+*vorrei*, *могу*); French *font* (they do) and Italian *sue* (her) are left out, English words.
+Dropped from queries: they carry no topic. Words shorter than three letters become terms only
+with a digit, or as capital acronyms (:func:`is_acronym`). Hindi's list was added last: the
+Hindi turns of the blind sets matched memories on *पर* and *क्या* alone."""
 
 COMMON_WORDS = frozenset(
     """
@@ -529,6 +537,9 @@ COMMON_WORDS = frozenset(
     никогда новый новая новые следующий старый старая поставить быстро правда сказать начать
     вещь вещи взять думать время попробовать использовать хочу хотеть работа работает
     ngày tốt cách muốn biết làm đi thấy cần giúp thử dùng xem mới cũ nhanh thật
+    मदद अच्छा अच्छी अच्छे करना करें करूँ करो करते करता करती किया करके देना दें दूँ दो बताओ
+    बताइए बताएं बताना देखें देखना देखूँ पता चल चलता जानना चाहता चाहती चाहते नया नई नए
+    पुराना बहुत ज़्यादा थोड़ा अभी फिर आज कल दिन हफ्ते साल समय तरीका
     """.split()
 )
 """General words that are frequent in any text and rarely name a topic on their own (English,
@@ -538,8 +549,8 @@ kind of answer asked for (a method, a procedure, the steps), not its subject, in
 those languages; and the chat words of a request in those languages (an idea, a tip, help,
 quick, still, always), then the everyday verbs, adjectives and nouns of the English list
 (go, make, get, know, want, need, find, good, new, old, thing, time ...) in German, Spanish,
-French, Portuguese, Italian, Russian and Vietnamese. An inflected form of an English common word
-(``keeps``, ``helped``, ``making``) is common too (:func:`_common_stem`)."""
+French, Portuguese, Italian, Russian, Vietnamese and Hindi. An inflected form of an English
+common word (``keeps``, ``helped``, ``making``) is common too (:func:`_common_stem`)."""
 
 COMMON_BIGRAMS = frozenset(
     """
