@@ -103,6 +103,13 @@ def test_ordinary_questions_are_not_social(query: str) -> None:
         ("제주도 가는데 맛집 추천해줘", True),
         ("最近肩こりがひどいです", True),
         ("me voy a Sevilla con mi pareja en mayo", True),
+        ("เชียงใหม่มีร้านกาแฟเงียบๆ แถวนิมมานฯ ให้นั่งทำงานไหม", True),  # a café
+        ("อยากไปญี่ปุ่นช่วงใบไม้เปลี่ยนสี ควรไปเดือนไหนดี", True),  # autumn leaves
+        ("दिवाली पर टीम को क्या गिफ़्ट दूँ?", True),  # a gift
+        ("पूजा का जन्मदिन कब है?", True),  # a birthday
+        ("Ideen für ein Geschenk zum Abschied von Jonas?", True),
+        # a trip over the holidays is also leave, a work matter
+        ("ตอนฉันไปเที่ยวสงกรานต์ ใครตัดสินใจเรื่องงานแทน", False),
         # a friend who could join the team: a question about work
         ("my friends want to apply, does the team pay a referral bonus?", False),
         # home or family beside the office, the job or the team: a question about work

@@ -17,16 +17,16 @@ bigrams, stopwords included): a phrase is in a query when every one of its terms
   it holds one ("a background blur in *Zoom*" is not answered by a memory that only says
   *background*; acronyms such as *CI* and *PRs* hold nothing back: :func:`strong_only`).
 * **Private life** (:data:`PRIVATE_PHRASES`): home, family, friends, parents, school, one's
-  phone and photos, one's health, the weather, cooking, eating out, films, sport, holidays
-  ("my sister's wedding speech", "家里路由器", "la macchina del caffè di casa mia", "Mi hijo
-  quiere aprender Python"). Such a question is about the asker's own life; a memory that
-  never speaks of it (the office's coffee machine, the guest Wi-Fi, the team's Python
-  versions) answers something else, however many words they share (:func:`elsewhere`).
-  A memory that does speak of it (one that names the user's daughter, or working from home)
-  still counts, and so does one that holds a topical term of a clause without a private
-  phrase ("my kid is sick — who's on the pager?"), and so does every memory when the
-  question also names work (:data:`WORK_PHRASES`: "the office network from home", "zu Hause
-  ins Büro").
+  phone and photos, one's health, the weather, cooking, eating out, films, sport, holidays,
+  birthdays and gifts ("my sister's wedding speech", "家里路由器", "la macchina del caffè di casa
+  mia", "Mi hijo quiere aprender Python", "दिवाली पर टीम को क्या गिफ़्ट दूँ?"). Such a question
+  is about the asker's own life; a memory that never speaks of it (the office's coffee machine,
+  the guest Wi-Fi, the team's Python versions) answers something else, however many words they
+  share (:func:`elsewhere`). A memory that does speak of it (one that names the user's
+  daughter, or working from home) still counts, and so does one that holds a topical term of a
+  clause without a private phrase ("my kid is sick — who's on the pager?"), and so does every
+  memory when the question also names work (:data:`WORK_PHRASES`: "the office network from
+  home", "zu Hause ins Büro").
 
 Words that commonly mean something else are left out, as in
 :mod:`~memrecall.engine.scoring.change_words`: Spanish *son* (they are), French *femme* and
@@ -433,6 +433,17 @@ PRIVATE_PHRASES = (
     *("友達", "友だち", "친구", "restaurante", "ristorante", "ресторан", "美食"),
     *("グルメ", "맛집", "肩こり", "頭痛", "腰痛", "風邪", "感冒", "发烧", "头疼", "감기"),
     *("두통", "ダイエット", "减肥", "다이어트", "紅葉", "花見", "お酒", "喝酒"),
+    # gifts
+    *("gift", "geschenk", "cadeau", "regalo", "подарок", "礼物", "プレゼント", "선물"),
+    # Thai: eating out, autumn leaves, the haze, gifts, birthdays, friends, health (not
+    # เที่ยว, a trip: a holiday is also leave, a work matter, as "trip" is left out above)
+    *("ร้านอาหาร", "ร้านกาแฟ", "อร่อย", "ใบไม้เปลี่ยนสี", "ฝุ่น", "ของขวัญ"),
+    *("วันเกิด", "ฟุตบอล", "ทำอาหาร", "เพื่อน", "ไม่สบาย", "ปวดหัว"),
+    # Hindi: home, family, the weather, birthdays, gifts, films, cricket, friends
+    *("घर", "परिवार", "बेटी", "बेटा", "पत्नी", "पति", "मम्मी", "मौसम", "बारिश"),
+    *("जन्मदिन", "तोहफा", "गिफ़्ट", "फिल्म", "क्रिकेट", "दोस्त"),
+    # Vietnamese (folded): the weather, birthdays
+    *("thoi tiet", "sinh nhat"),
 )
 """Home, family, partner, friends, one's personal things, and life outside work: the
 weather, cooking, eating out, films and novels, sport, holidays, one's health, one's phone
