@@ -74,7 +74,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-17.json": {
         "small-talk-heldout-17": (None, None, 81 / 90, None),
-        "answerable-heldout-17": (56 / 60, 48 / 60, None, 4 / 34),
+        "answerable-heldout-17": (56 / 60, 49 / 60, None, 4 / 34),
     },
     "set-18.json": {
         "small-talk-heldout-18": (None, None, 92 / 100, None),
@@ -94,7 +94,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-22.json": {
         "small-talk-heldout-22": (None, None, 100 / 111, None),
-        "answerable-heldout-22": ((64 + 5 / 6) / 78, 62 / 76, None, 0.0),
+        "answerable-heldout-22": ((64 + 5 / 6) / 78, 63 / 76, None, 0.0),
     },
     "set-23.json": {
         "small-talk-heldout-23": (None, None, 101 / 118, None),
@@ -110,15 +110,17 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-26.json": {
         "small-talk-heldout-26": (None, None, 266 / 295, None),
-        "answerable-heldout-26": (160 / 199, 143 / 199, None, 2 / 37),
+        "answerable-heldout-26": (160 / 199, 144 / 199, None, 2 / 37),
     },
     "set-27.json": {
-        "small-talk-heldout-27": (None, None, 220 / 257, None),
-        "answerable-heldout-27": (138 / 184, 117 / 184, None, 0.0),
+        # 220 before a question in the first person got its nearest memory without a lead
+        # (first_person.speaks_of_self): two first-person requests answered, one question gained
+        "small-talk-heldout-27": (None, None, 218 / 257, None),
+        "answerable-heldout-27": (138 / 184, 118 / 184, None, 0.0),
     },
     "set-28.json": {
         "small-talk-heldout-28": (None, None, 207 / 249, None),
-        "answerable-heldout-28": (126.75 / 175, 105 / 175, None, 3 / 52),
+        "answerable-heldout-28": (126.75 / 175, 106 / 175, None, 3 / 52),
     },
     "set-29.json": {  # version pairs, and records that are not versions (written last)
         "recency-heldout-29": (37 / 48, 22 / 48, None, 12 / 48),
@@ -133,16 +135,16 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "pairs-heldout-39": (15 / 35, 5 / 35, None, None),
     },
     "set-40.json": {  # updates that never say so, records, neighbours and generic titles
-        "recency-heldout-40": (47.5 / 54, 37 / 54, None, 10 / 54),
+        "recency-heldout-40": (47.5 / 54, 38 / 54, None, 10 / 54),
         "pairs-heldout-40": (47 / 54, 43 / 54, None, None),
     },
     "set-31.json": {  # small talk and questions in twelve languages, most across languages
         "small-talk-heldout-31": (None, None, 246 / 278, None),
-        "answerable-heldout-31": (123.5 / 173, 105 / 173, None, None),
+        "answerable-heldout-31": (123.5 / 173, 110 / 173, None, None),
     },
     "set-32.json": {  # the same in twelve languages (sv and tr new), written last
         "small-talk-heldout-32": (None, None, 189 / 217, None),
-        "answerable-heldout-32": (124 / 158, 109 / 158, None, None),
+        "answerable-heldout-32": (124 / 158, 111 / 158, None, None),
     },
     "set-33.json": {  # the same in twelve languages (cs, hi, id and uk new)
         "small-talk-heldout-33": (None, None, 206 / 238, None),
@@ -160,11 +162,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-36.json": {  # the same in en, hi, ja, de, ko, es, zh, th, written after the rule
         "small-talk-heldout-36": (None, None, 78 / 101, None),
-        "answerable-heldout-36": (117 / 126, 104 / 126, None, None),
+        "answerable-heldout-36": (117 / 126, 105 / 126, None, None),
     },
     "set-37.json": {  # the same in en, pt, de, ja, fr, zh, es, th, ru, ko; measured once
         "small-talk-heldout-37": (None, None, 106 / 138, None),
-        "answerable-heldout-37": (144.5 / 157, 124 / 157, None, None),
+        "answerable-heldout-37": (144.5 / 157, 125 / 157, None, None),
     },
     "set-38.json": {  # two German trees, an Italian and a Hindi one
         "small-talk-heldout-38": (None, None, 37 / 49, None),

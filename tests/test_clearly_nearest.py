@@ -30,9 +30,12 @@ MANAGER = "Reporting line"
 STANDUP = "Daily standup"
 ASKED = "who's my boss again?"
 """Shares no word with any memory: the words leave it silent."""
-BOTH = "tell me about both of them"
-ALL = "tell me about all of them"
+BOTH = "what about both of them?"
+ALL = "what about all of them?"
+ALL_MINE = "what about all of my notes?"
+"""As near every memory as :data:`ALL`, in the first person: a question about the asker."""
 FAR = "anything at all?"
+FAR_MINE = "anything at all for me?"
 
 
 def _vectors(text: str) -> Sequence[float]:
@@ -45,9 +48,9 @@ def _vectors(text: str) -> Sequence[float]:
         return [0.9, 0.1, 0.0]  # 0.9 near the reporting line, 0.1 the standup
     if text == BOTH:
         return [0.85, 0.84, 0.0]  # near both, by 0.01 apart, far from the rest
-    if text == ALL:
+    if text in (ALL, ALL_MINE):
         return [0.85, 0.84, 0.83]  # near both, and the rest under them by 0.01 only
-    if text == FAR:
+    if text in (FAR, FAR_MINE):
         return [0.7, 0.1, 0.0]  # nearest the reporting line, but under 0.80
     return [0.0, 0.0, 1.0]
 
@@ -121,6 +124,21 @@ def test_two_memories_near_alike_stand_out_together_and_none_near_enough_give_no
     assert _index(params=Params(clear_lead=0.009)).rank(BOTH, 5) == [0]
     assert _index(params=Params(clear_near=0.845)).rank(BOTH, 5) == []  # the second too far
     assert _index(params=Params(clear_near=0.7)).rank(FAR, 5) == [0]
+
+
+def test_a_silent_question_in_the_first_person_gets_its_nearest_memory_without_a_lead() -> None:
+    # "what about all of my notes?" is as near every memory as "what about all of them?",
+    # but asks about the person the memories describe: the nearest one answers it
+    assert _index().rank(ALL, 5) == []
+    assert _index().rank(ALL_MINE, 5) == [0]
+    assert _index().rank_and_fast(ALL_MINE, 5) == ([0], [])  # never fast
+    assert _index().rank(ALL_MINE, 5, exclude={0}) == [1]
+    assert _index().rank(FAR_MINE, 5) == []  # under the cosine bar, as for any turn
+    assert _index(params=Params(clear_near=0.7)).rank(FAR_MINE, 5) == [0]
+    assert _index(weights=UNSURE).rank(ALL_MINE, 5) == []  # the reader must be as sure
+    assert _index(lexical=PLAIN).rank(ALL_MINE, 5) == []
+    # two that stand out together are both given, as for a turn in the third person
+    assert _index().rank(BOTH, 5) == [0, 1]
 
 
 def test_an_excluded_memory_is_never_given() -> None:

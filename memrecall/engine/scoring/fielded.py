@@ -180,6 +180,7 @@ from memrecall.engine.scoring.features import (
     no_pause,
     pool_idf,
 )
+from memrecall.engine.scoring.first_person import speaks_of_self
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.passages import (
@@ -1438,7 +1439,11 @@ def answer_silent(
     store's): the memory whose passage stands out near it (or the two that stand out
     together), at most ``limit``, when the semantic ``reader`` is
     sure it asks something (:func:`~memrecall.engine.scoring.passages.clearly_nearest`,
-    :attr:`Params.clear_near`). Only where the passages take part: ``once`` is the call's
+    :attr:`Params.clear_near`). A turn in the first person
+    (:func:`~memrecall.engine.scoring.first_person.speaks_of_self`: "who's my manager
+    again?") asks about the person the memories describe: it gets its nearest memory at
+    :attr:`Params.clear_near` even where that one does not stand out by
+    :attr:`Params.clear_lead`. Only where the passages take part: ``once`` is the call's
     embedder (None without passages), so the turn is embedded once for the reader and the
     passages, and ``reader`` the semantic reader over it. Never for a paste (by the pool's
     ``query_terms``); ``matrix`` gives the pool's passages."""
@@ -1446,14 +1451,21 @@ def answer_silent(
         return []
     if query_terms(query)[2]:
         return []
-    return clearly_nearest(
-        query,
-        matrix(),
-        talk=reader.probability,
-        plainly_talk=reader.lexical_model.is_talk,
-        turn=lambda: once.turn(query),
-        exclude=exclude,
-        cosine=params.clear_near,
-        lead=params.clear_lead,
-        below=params.clear_talk,
-    )[:limit]
+
+    def nearest(lead: float) -> list[int]:
+        return clearly_nearest(
+            query,
+            matrix(),
+            talk=reader.probability,
+            plainly_talk=reader.lexical_model.is_talk,
+            turn=lambda: once.turn(query),
+            exclude=exclude,
+            cosine=params.clear_near,
+            lead=lead,
+            below=params.clear_talk,
+        )[:limit]
+
+    found = nearest(params.clear_lead)
+    if not found and speaks_of_self(query):
+        found = nearest(0.0)  # a question about the asker: the nearest memory, not standing out
+    return found
