@@ -21,6 +21,9 @@ from memrecall.engine.scoring.first_person import speaks_of_self
         "si algo falla a las 20h, ¿me avisas?",
         "Como você deve revisar meu código?",
         "Io preferisco risposte brevi",
+        "Ho aggiornato il deployment.yaml, posso applicarlo?",  # the pronoun dropped
+        "No tengo tarjeta de acceso, ¿cómo entro?",
+        "não tenho cartão de acesso, pode?",
         "у меня в сентябре какой-то забег, какого числа?",
         "Набросай пару строк обо мне",
         "मेरे लेवल के हिसाब से समझाओ",

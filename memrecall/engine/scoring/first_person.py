@@ -9,8 +9,10 @@ passages then answer it with its nearest memory even where that memory does not 
 (:func:`~memrecall.engine.scoring.fielded.answer_silent`).
 
 The pronouns are matched on the turn's own text, not on its terms: the analyser drops words
-of one or two letters (*I*, *my*, *je*, *mi*, *я*). Left out: French *ma* and *mes* (Italian
-*ma* is "but", Spanish *mes* is "month").
+of one or two letters (*I*, *my*, *je*, *mi*, *я*). Spanish, Portuguese and Italian drop the
+pronoun, so their first person of *can*, *must*, *have* and *am* counts too (*puedo*,
+*posso*, *ho aggiornato*). Left out: French *ma* and *mes* (Italian *ma* is "but", Spanish
+*mes* is "month").
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ _SPACED = (
     "i i'm i've i'd i'll me my mine myself ich mir mich mein meine meinen meinem meiner meines",
     # French, Spanish, Portuguese, Italian
     "je moi mon yo mi mis eu meu minha meus minhas io mio mia miei mie",
+    # the first person of "can", "must", "have", "am" where the pronoun is dropped: Spanish,
+    # Portuguese, Italian
+    "puedo debo tengo estoy posso devo tenho estou ho",
     # Russian, Hindi, Vietnamese
     "я мне меня мной мой моя мою моё моего моей мои моих मैं मेरे मेरा मेरी मुझे tôi mình",
 )
