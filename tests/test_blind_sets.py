@@ -77,7 +77,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-17": (56 / 60, 49 / 60, None, 4 / 34),
     },
     "set-18.json": {
-        "small-talk-heldout-18": (None, None, 92 / 100, None),
+        "small-talk-heldout-18": (None, None, 93 / 100, None),
         "answerable-heldout-18": (57 / 60, 49 / 60, None, 4 / 35),
     },
     "set-19.json": {
@@ -85,7 +85,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-19": (56.5 / 60, 51 / 60, None, 2 / 29),
     },
     "set-20.json": {
-        "small-talk-heldout-20": (None, None, 105 / 120, None),
+        "small-talk-heldout-20": (None, None, 107 / 120, None),
         "answerable-heldout-20": (78.5 / 80, 68 / 80, None, 2 / 31),
     },
     "set-21.json": {
@@ -93,11 +93,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-21": (78.5 / 80, 70 / 80, None, 1.0),
     },
     "set-22.json": {
-        "small-talk-heldout-22": (None, None, 100 / 111, None),
+        "small-talk-heldout-22": (None, None, 101 / 111, None),
         "answerable-heldout-22": ((64 + 5 / 6) / 78, 63 / 76, None, 0.0),
     },
     "set-23.json": {
-        "small-talk-heldout-23": (None, None, 101 / 118, None),
+        "small-talk-heldout-23": (None, None, 102 / 118, None),
         "answerable-heldout-23": (60.5 / 80, 52 / 79, None, 1 / 15),
     },
     "set-24.json": {
@@ -105,7 +105,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-24": (70.5 / 80, 59 / 78, None, 0.0),
     },
     "set-25.json": {
-        "small-talk-heldout-25": (None, None, 82 / 92, None),
+        "small-talk-heldout-25": (None, None, 84 / 92, None),
         "answerable-heldout-25": (55 / 80, 44 / 80, None, 0.0),
     },
     "set-26.json": {
@@ -114,8 +114,9 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-27.json": {
         # 220 before a question in the first person got its nearest memory without a lead
-        # (first_person.speaks_of_self): two first-person requests answered, one question gained
-        "small-talk-heldout-27": (None, None, 218 / 257, None),
+        # (first_person.speaks_of_self): two first-person requests answered, one question
+        # gained; 219 once a hobby project and one's own home were private life
+        "small-talk-heldout-27": (None, None, 219 / 257, None),
         "answerable-heldout-27": (138 / 184, 119 / 184, None, 0.0),
     },
     "set-28.json": {
@@ -143,11 +144,11 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "answerable-heldout-31": (123.5 / 173, 110 / 173, None, None),
     },
     "set-32.json": {  # the same in twelve languages (sv and tr new), written last
-        "small-talk-heldout-32": (None, None, 189 / 217, None),
+        "small-talk-heldout-32": (None, None, 190 / 217, None),
         "answerable-heldout-32": (124 / 158, 111 / 158, None, None),
     },
     "set-33.json": {  # the same in twelve languages (cs, hi, id and uk new)
-        "small-talk-heldout-33": (None, None, 206 / 238, None),
+        "small-talk-heldout-33": (None, None, 207 / 238, None),
         # ans-33b-207 lost its fifth place when the weak evidence threshold moved; three
         # silent questions gained a memory that stands out (Params.clear_near)
         "answerable-heldout-33": (119.75 / 169, 104 / 169, None, None),

@@ -444,6 +444,10 @@ PRIVATE_PHRASES = (
     *("जन्मदिन", "तोहफा", "गिफ़्ट", "फिल्म", "क्रिकेट", "दोस्त"),
     # Vietnamese (folded): the weather, birthdays
     *("thoi tiet", "sinh nhat"),
+    # one's own home, hobbies, side job and household money, grandparents and their care, a
+    # passport: Japanese, then Chinese and Korean
+    *("自宅", "趣味", "マンション", "引っ越し", "家計簿", "副業", "確定申告", "私用"),
+    *("祖母", "祖父", "介護", "パスポート", "爱好", "搬家", "副业", "취미", "부업", "와이프"),
 )
 """Home, family, partner, friends, one's personal things, and life outside work: the
 weather, cooking, eating out, films and novels, sport, holidays, one's health, one's phone
