@@ -110,6 +110,7 @@ def test_ordinary_questions_are_not_social(query: str) -> None:
         ("Ideen für ein Geschenk zum Abschied von Jonas?", True),
         ("引っ越し先のマンション、オートロックがスマホアプリで開くタイプ", True),
         ("趣味のブログをNetlifyにデプロイしたら画像が出ない", True),
+        ("아이 어린이집 적응 기간은 보통 얼마나 걸려요?", True),
         ("副業の申請は会社のどこに出せばいい？", False),  # the company: a question about work
         ("自宅から社内VPNに繋ぐには？", False),
         ("パスワードを忘れたのでポート番号を教えて", False),  # not a passport's bigrams

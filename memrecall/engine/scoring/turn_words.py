@@ -448,6 +448,8 @@ PRIVATE_PHRASES = (
     # passport: Japanese, then Chinese and Korean
     *("自宅", "趣味", "マンション", "引っ越し", "家計簿", "副業", "確定申告", "私用"),
     *("祖母", "祖父", "介護", "パスポート", "爱好", "搬家", "副业", "취미", "부업", "와이프"),
+    # Korean: daycare and cram school, savings and rent, a removal firm, an umbrella, games
+    *("어린이집", "학원", "적금", "월세", "포장이사", "우산", "게임"),
 )
 """Home, family, partner, friends, one's personal things, and life outside work: the
 weather, cooking, eating out, films and novels, sport, holidays, one's health, one's phone
