@@ -33,13 +33,12 @@ Words that commonly mean something else are left out, as in
 German *Frau* alone (woman, a title: "Frau Keller"), *personal* and *personnel* (personal data,
 staff), *child* and *family* (a child process, a font family), *brother* (a printer brand),
 Japanese *彼女* (also "she"), German *Kinder* and *Handy* alone (English "kinder", "handy"),
-English *phone* alone (the on-call phone), Vietnamese *con* (also "still" once folded),
-English *bad* (of "my bad"); *home page* and *home directory* are work. Goodbyes whose
-words a question uses too are left out: *see you* ("where can I see…"), *good afternoon*
-("is Friday afternoon a good slot?"), Russian *пока* (also "while", "so far") and *до
-встречи* ("before the meeting"), and a farewell until tomorrow (*à demain*, *hasta mañana*,
-*bis morgen*: "can it wait until tomorrow?"). The rules are
-functions of a few callables, so that
+English *phone* alone (the on-call phone), Vietnamese *con* (also "still" once folded), English
+*bad* (of "my bad"); *home page* and *home directory* are work. Goodbyes whose words a question
+uses too are left out: *see you* ("where can I see…"), *good afternoon* ("is Friday afternoon a
+good slot?"), Russian *пока* (also "while", "so far") and *до встречи* ("before the meeting"),
+and a farewell until tomorrow (*à demain*, *hasta mañana*, *bis morgen*: "can it wait until
+tomorrow?"). The rules are functions of a few callables, so that
 :class:`~memrecall.engine.scoring.fielded.FieldedIndex` and the store's ranker apply them
 alike.
 """
