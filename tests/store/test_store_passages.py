@@ -473,3 +473,44 @@ async def test_a_silent_question_gets_the_update_of_the_memory_nearest_it_first(
     finally:
         source.close()
         service.close()
+
+
+async def test_a_silent_question_in_the_first_person_gets_its_nearest_memory_as_in_an_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "who's my boss again?" is near the reporting-line note and the standup note alike (no
+    # memory stands out): in the first person it gets the nearest, as FieldedIndex gives it;
+    # the same turn in the third person stays silent in both.
+    def vectors(text: str) -> Sequence[float]:
+        if "Reports to" in text:
+            return [1.0, 0.0, 0.0]
+        if "standup" in text:
+            return [0.0, 1.0, 0.0]
+        if "boss" in text:
+            return [0.85, 0.84, 0.83]
+        return [0.0, 0.0, 1.0]
+
+    reader = SemanticTurns(QUESTION, READER.lexical_model, vectors)
+    monkeypatch.setattr("memrecall.store.source.default_turns", lambda: reader)
+    _embedding_with(monkeypatch, vectors)
+    notes = {
+        "reporting_line": "Reports to the CTO, Ines Duarte, since March.",
+        "daily_standup": "The standup is at 9:30 in the small room.",
+        **{f"note_{i}": f"About the kafka of team {i}." for i in range(10)},
+    }
+    service, store = await _service(tmp_path, notes)
+    source = StoreSource(store, "u1")
+    try:
+        source.snapshot()
+        assert source.settle(30)
+        snapshot = source.snapshot()
+        fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=vectors)
+        line = [d.title for d in snapshot.documents].index("reporting line")
+        mine, theirs = "who's my boss again?", "who's the boss again?"
+        assert fresh.matches(mine) == fresh.matches(theirs) == []  # the words leave both silent
+        assert fresh.rank(mine, 5) == snapshot.ranker.rank(mine, 5) == [line]
+        assert fresh.rank(theirs, 5) == snapshot.ranker.rank(theirs, 5) == []
+        assert snapshot.ranker.rank_and_fast(mine, 5) == ([line], [])  # type: ignore[attr-defined]
+    finally:
+        source.close()
+        service.close()
