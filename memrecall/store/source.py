@@ -55,7 +55,6 @@ from memrecall.engine.scoring.fielded import (
     DocumentFeatures,
     FieldedIndex,
     MatchedTerm,
-    answer_silent,
     answered,
     common_only,
     count_runs,
@@ -73,6 +72,7 @@ from memrecall.engine.scoring.passages import (
     unpack,
 )
 from memrecall.engine.scoring.query_rules import beside_owner, loose_syllables, one_word
+from memrecall.engine.scoring.silent_turns import answer_silent
 from memrecall.engine.scoring.time_rules import (
     fast_with_update,
     later_alike,
@@ -452,7 +452,7 @@ class StoreRanker:
         turns: TurnReader | None,
         once: OnceEmbedded | None,
     ) -> list[int]:
-        """For a turn the words leave silent, ``fielded.answer_silent`` over this pool, as
+        """For a turn the words leave silent, ``silent_turns.answer_silent`` over this pool, as
         ``FieldedIndex._clearly_nearest`` asks it (call under the source's lock)."""
         index = self._source.index
         nearest = answer_silent(

@@ -180,14 +180,12 @@ from memrecall.engine.scoring.features import (
     no_pause,
     pool_idf,
 )
-from memrecall.engine.scoring.first_person import speaks_of_self
 from memrecall.engine.scoring.freshness import FreshnessPrior
 from memrecall.engine.scoring.judgement import Judgement, Thresholds, default_thresholds
 from memrecall.engine.scoring.passages import (
     CLOSE_DEPTH,
     PassageEmbedder,
     PassageMatrix,
-    clearly_nearest,
     joined,
     nearer_first,
     script_of,
@@ -217,6 +215,7 @@ from memrecall.engine.scoring.query_rules import (
     select_query_terms,
     stands_out,
 )
+from memrecall.engine.scoring.silent_turns import answer_silent
 from memrecall.engine.scoring.time_rules import (
     asked_keys,
     fast_with_update,
@@ -250,7 +249,6 @@ __all__ = [
     "MatchedTerm",
     "Params",
     "PoolStatistics",
-    "answer_silent",
     "answered",
     "common_only",
     "count_runs",
@@ -1422,50 +1420,3 @@ class FieldedIndex:
                 [unpack(features_in(store, key).passage) for key in self._keys_order]
             )
         return matrix
-
-
-def answer_silent(
-    query: str,
-    *,
-    limit: int,
-    reader: TurnReader | None,
-    once: OnceEmbedded | None,
-    query_terms: Callable[[str], tuple[list[QueryTerm], float, bool]],
-    matrix: Callable[[], PassageMatrix],
-    exclude: Collection[int],
-    params: Params,
-) -> list[int]:
-    """What a turn the words leave silent gets, in both rankers (this index and the
-    store's): the memory whose passage stands out near it (or the two that stand out
-    together), at most ``limit``, when the semantic ``reader`` is
-    sure it asks something (:func:`~memrecall.engine.scoring.passages.clearly_nearest`,
-    :attr:`Params.clear_near`). A turn in the first person
-    (:func:`~memrecall.engine.scoring.first_person.speaks_of_self`: "who's my manager
-    again?") asks about the person the memories describe: it gets its nearest memory at
-    :attr:`Params.clear_near` even where that one does not stand out by
-    :attr:`Params.clear_lead`. Only where the passages take part: ``once`` is the call's
-    embedder (None without passages), so the turn is embedded once for the reader and the
-    passages, and ``reader`` the semantic reader over it. Never for a paste (by the pool's
-    ``query_terms``); ``matrix`` gives the pool's passages."""
-    if limit < 1 or once is None or not isinstance(reader, SemanticTurns):
-        return []
-    if query_terms(query)[2]:
-        return []
-
-    def nearest(lead: float) -> list[int]:
-        return clearly_nearest(
-            query,
-            matrix(),
-            talk=reader.probability,
-            plainly_talk=reader.lexical_model.is_talk,
-            turn=lambda: once.turn(query),
-            exclude=exclude,
-            cosine=params.clear_near,
-            lead=lead,
-            below=params.clear_talk,
-        )[:limit]
-
-    found = nearest(params.clear_lead)
-    if not found and speaks_of_self(query):
-        found = nearest(0.0)  # a question about the asker: the nearest memory, not standing out
-    return found

@@ -6,7 +6,7 @@ person ("who's my manager again?", "Tu te rappelles ce que je fais exactement da
 ?", "我一般哪几天下午不在办公室来着") and in other words than the memory's ("reports to the
 CTO"), so the words often leave it silent. :func:`speaks_of_self` tells such a turn; the
 passages then answer it with its nearest memory even where that memory does not stand out
-(:func:`~memrecall.engine.scoring.fielded.answer_silent`).
+(:func:`~memrecall.engine.scoring.silent_turns.answer_silent`).
 
 The pronouns are matched on the turn's own text, not on its terms: the analyser drops words
 of one or two letters (*I*, *my*, *je*, *mi*, *я*). Spanish, Portuguese and Italian drop the
