@@ -5,12 +5,16 @@ clear_talk. Never into the fast result, never for a paste, never where the words
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Callable, Sequence
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from memrecall.engine.scoring.features import Params
 from memrecall.engine.scoring.fielded import FieldedIndex
-from memrecall.engine.scoring.passages import PassageMatrix, clearly_nearest
+from memrecall.engine.scoring.passages import QUANTUM, PassageMatrix, clearly_nearest
 from memrecall.engine.scoring.turn_model import TurnModel
 from memrecall.engine.scoring.turn_semantic import SemanticTurns, SemanticWeights
 from tests.factories import filler, memory
@@ -254,3 +258,34 @@ def test_a_silent_question_gets_the_update_of_its_nearest_memory_by_the_words_ru
     assert record.same_subject(0, 1)
     assert record.rank(ASKED, 5) == [0, 1]
     assert record.rank(ASKED, 1) == [0]
+
+
+@given(
+    st.lists(st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3), min_size=1, max_size=6),
+    st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3),
+)
+def test_without_a_lead_the_rule_gives_the_nearest_memory_at_the_bar(
+    vectors: list[list[float]], turn: list[float]
+) -> None:
+    # what a turn in the first person gets (silent_turns.answer_silent): the single nearest
+    # passage, when it is at least the cosine bar, else nothing
+    matrix = PassageMatrix([array("f", v) for v in vectors])
+    got = clearly_nearest(
+        "my question",
+        matrix,
+        talk=lambda text: 0.0,
+        plainly_talk=lambda text: False,
+        turn=lambda: turn,
+        exclude=(),
+        cosine=0.8,
+        lead=0.0,
+        below=0.1,
+    )
+    stored = [list(array("f", v)) for v in vectors]
+    near = [round(math.fsum(a * b for a, b in zip(turn, v, strict=True)) / QUANTUM) for v in stored]
+    best = max(near)
+    if best < round(0.8 / QUANTUM):
+        assert got == []
+    else:
+        assert len(got) == 1
+        assert near[got[0]] == best

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memrecall.engine.scoring.first_person import speaks_of_self
 
@@ -55,3 +57,15 @@ def test_a_turn_in_the_first_person_speaks_of_self(turn: str) -> None:
 )
 def test_a_turn_without_a_first_person_pronoun_does_not(turn: str) -> None:
     assert not speaks_of_self(turn)
+
+
+@given(st.text(max_size=60), st.sampled_from(["my", "ich", "je", "мне", "我", "내가", "मैं"]))
+def test_a_pronoun_as_a_word_of_its_own_makes_any_turn_first_person(
+    text: str, pronoun: str
+) -> None:
+    assert speaks_of_self(f"{text} {pronoun} ?")
+
+
+@given(st.text(alphabet=st.characters(categories=["Nd", "P", "Zs", "Sm"]), max_size=40))
+def test_a_turn_with_no_letter_never_speaks_of_self(text: str) -> None:
+    assert not speaks_of_self(text)
