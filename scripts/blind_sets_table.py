@@ -2,16 +2,16 @@
 
     uv run python scripts/blind_sets_table.py
 
-Prints, for ``fielded``, each blind slice's Recall@5, top-1, small-talk silence, fast
-precision and fast outdated (each set joined to the corpus as ``tests/test_blind_sets.py``
-joins it), then the small talk of every set pooled: every blind set joined at once, the
-share of off-topic turns that get nothing, and the share of silent turns that were right
-to be silent (no-result precision over all the sets' cases), and that small talk per language
-(guessed from script and function words). Last, each set's questions split by whether
-they are asked in the language of the memory that should come first (guessed alike, on its
-title and body): their Recall@5 and top-1. Where a set's cases say which language their
-writer wrote them in (``lang``), a table per set and language of the small talk left silent
-and the questions left silent. It ranks with the runtime's turn reader
+Prints, for ``fielded``, each blind slice's Recall@5, top-1, small-talk silence, fast precision
+and fast outdated (each set joined to the corpus as ``tests/test_blind_sets.py`` joins it), and
+the fast result's precision and hit over every set as tested; then the small talk of every set
+pooled: every blind set joined at once, the share of off-topic turns that get nothing, and the
+share of silent turns that were right to be silent (no-result precision over all the sets'
+cases), and that small talk per language (guessed from script and function words). Last, each
+set's questions split by whether they are asked in the language of the memory that should come
+first (guessed alike, on its title and body): their Recall@5 and top-1. Where a set's cases say
+which language their writer wrote them in (``lang``), a table per set and language of the small
+talk left silent and the questions left silent. It ranks with the runtime's turn reader
 (``MEMRECALL_TURNS=lexical`` for the lexical model alone).
 
     uv run python scripts/blind_sets_table.py --dump before.json
@@ -72,6 +72,7 @@ def tables() -> dict[str, dict[str, list[str]]]:
     print("|---|--:|--:|--:|--:|--:|")
     cases = {n: json.loads((BLIND / n).read_text("utf-8"))["cases"] for n in _sets()}
     across: list[str] = []
+    fast = [0, 0, 0, 0]  # delivered, relevant among them, questions, questions hit
     for name, own_cases in cases.items():
         corpus = load_corpus(
             FIXTURES / "recall-eval.json", extra=[BLIND / f for f in JOINED.get(name, [name])]
@@ -84,6 +85,14 @@ def tables() -> dict[str, dict[str, list[str]]]:
             cells = (m.recall_at_5, m.top1, m.no_result_recall, m.fast_precision, m.fast_outdated)
             print(f"| {slice_name} | " + " | ".join(_percent(c) for c in cells) + " |")
         across.extend(_across(corpus, report, {case["id"] for case in own_cases}))
+        fast = [a + b for a, b in zip(fast, _fast_totals(report, own_cases), strict=True)]
+    sent, right, asked, hit = fast
+    print()
+    print(
+        f"fast result, every set as tested: {sent} memories delivered, "
+        f"precision {_percent(right / sent if sent else None)}%; a relevant memory in it for "
+        f"{hit} of {asked} questions (hit {_percent(hit / asked if asked else None)}%)"
+    )
     everything = load_corpus(FIXTURES / "recall-eval.json", extra=[BLIND / n for n in _sets()])
     report = evaluate(everything, "fielded")
     blind = {case["id"]: bool(case["relevant"]) for c in cases.values() for case in c}
@@ -126,6 +135,24 @@ def tables() -> dict[str, dict[str, list[str]]]:
         print("|---|---|--:|--:|--:|--:|")
         print("\n".join(labelled))
     return dumped
+
+
+def _fast_totals(report: Report, own_cases: list[dict[str, Any]]) -> tuple[int, int, int, int]:
+    """For a set's own cases: the memories its fast results delivered, the relevant ones
+    among them, its questions, and those whose fast result holds a relevant memory."""
+    relevant = {case["id"]: set(case["relevant"]) for case in own_cases}
+    sent = right = asked = hit = 0
+    for result in report.results:
+        wanted = relevant.get(result.id)
+        if wanted is None:
+            continue
+        delivered = set(result.fast)
+        sent += len(result.fast)
+        right += len(delivered & wanted)
+        if wanted:
+            asked += 1
+            hit += bool(delivered & wanted)
+    return sent, right, asked, hit
 
 
 def _by_writers_language(

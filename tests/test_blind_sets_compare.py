@@ -9,7 +9,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import attrs
 import pytest
+
+from memrecall.tooling.evaluation import CaseResult, Metrics, Report
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +21,8 @@ def table(import_script: Callable[[str], ModuleType]) -> ModuleType:
 
 
 TALK: dict[str, Any] = {"relevant": [], "top": None}
+_METRICS = Metrics(0, None, None, None, None, None)
+_REPORT = Report("c", 0, "fielded", 0.0, _METRICS, _METRICS, {}, 0.0, 0.0, ())
 QUESTION: dict[str, Any] = {"relevant": ["new", "old"], "top": "new"}
 
 
@@ -81,3 +86,21 @@ def test_the_writers_languages_count_silent_talk_and_silent_questions_apart(
         "| s | pt | 2 | 50.0 | 1 / 2 | 50.0 |",
         "| s | ru | 1 | 0.0 | 0 / 0 | n/a |",
     ]
+
+
+def test_the_fast_totals_count_a_sets_own_cases_only(table: ModuleType) -> None:
+    own = [
+        {"id": "ans-1", "relevant": ["m", "n"]},
+        {"id": "ans-2", "relevant": ["m"]},
+        {"id": "ans-3", "relevant": ["m"]},
+        {"id": "talk-1", "relevant": []},
+    ]
+    results = (
+        CaseResult("ans-1", ("m", "x"), ("m", "x")),  # two delivered, one relevant: a hit
+        CaseResult("ans-2", ("x",), ("x",)),  # one delivered, wrong: no hit
+        CaseResult("ans-3", (), ()),  # nothing delivered
+        CaseResult("talk-1", ("y",), ("y",)),  # small talk: delivered, never relevant
+        CaseResult("corpus-case", ("m",), ("m",)),  # the corpus's own: not counted
+    )
+    report = attrs.evolve(_REPORT, results=results)
+    assert table._fast_totals(report, own) == (4, 1, 3, 1)
