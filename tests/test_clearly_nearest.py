@@ -35,6 +35,7 @@ STANDUP = "Daily standup"
 ASKED = "who's my boss again?"
 """Shares no word with any memory: the words leave it silent."""
 BOTH = "what about both of them?"
+BOTH_MINE = "tell me about both of them"
 ALL = "what about all of them?"
 ALL_MINE = "what about all of my notes?"
 """As near every memory as :data:`ALL`, in the first person: a question about the asker."""
@@ -50,7 +51,7 @@ def _vectors(text: str) -> Sequence[float]:
         return [0.0, 1.0, 0.0]
     if text.startswith(ASKED):  # the question, and a paste that starts with it
         return [0.9, 0.1, 0.0]  # 0.9 near the reporting line, 0.1 the standup
-    if text == BOTH:
+    if text in (BOTH, BOTH_MINE):
         return [0.85, 0.84, 0.0]  # near both, by 0.01 apart, far from the rest
     if text in (ALL, ALL_MINE):
         return [0.85, 0.84, 0.83]  # near both, and the rest under them by 0.01 only
@@ -85,7 +86,7 @@ def _index(
 def test_the_words_leave_the_turns_silent() -> None:
     """The premise of the tests below, from the words alone."""
     words = _index(passages=False)
-    for turn in (ASKED, BOTH, ALL, FAR):
+    for turn in (ASKED, BOTH, BOTH_MINE, ALL, ALL_MINE, FAR, FAR_MINE):
         assert words.rank(turn, 5) == []
 
 
@@ -142,7 +143,7 @@ def test_a_silent_question_in_the_first_person_gets_its_nearest_memory_without_a
     assert _index(weights=UNSURE).rank(ALL_MINE, 5) == []  # the reader must be as sure
     assert _index(lexical=PLAIN).rank(ALL_MINE, 5) == []
     # two that stand out together are both given, as for a turn in the third person
-    assert _index().rank(BOTH, 5) == [0, 1]
+    assert _index().rank(BOTH_MINE, 5) == _index().rank(BOTH, 5) == [0, 1]
 
 
 def test_an_excluded_memory_is_never_given() -> None:
