@@ -23,7 +23,7 @@ from memrecall.engine.scoring.fielded import FieldedIndex
 from memrecall.engine.scoring.passages import PassageEmbedder, pack
 from memrecall.engine.scoring.turn_model import TurnModel
 from memrecall.engine.scoring.turn_semantic import SemanticTurns, SemanticWeights
-from memrecall.sources.source import prepare_recall
+from memrecall.sources.source import Snapshot, prepare_recall
 from memrecall.sources.turn_reader import ENVIRONMENT, PASSAGES, default_turns, e5_embedder
 from memrecall.store import MemoryService, SQLiteStore
 from memrecall.store.backend import ContentChange
@@ -91,6 +91,13 @@ def _in_files(folder: Path, data: bytes) -> bool:
     files = [p for p in folder.iterdir() if p.name.startswith("m.db")]
     assert files
     return any(data in p.read_bytes() for p in files)
+
+
+def _settled(source: StoreSource) -> Snapshot:
+    """The source's snapshot once every passage is embedded."""
+    source.snapshot()
+    assert source.settle(30)
+    return source.snapshot()
 
 
 def _titles(source: StoreSource, query: str) -> list[str]:
@@ -457,9 +464,7 @@ async def test_a_silent_question_gets_the_update_of_the_memory_nearest_it_first(
     await service.save("u1", GLOBAL, f"{REFUNDS}_stripe", update, "project")
     source = StoreSource(store, "u1")
     try:
-        source.snapshot()
-        assert source.settle(30)
-        snapshot = source.snapshot()
+        snapshot = _settled(source)
         fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=_vectors)
         titles = [d.title for d in snapshot.documents]
         old, new = titles.index("plazo de pagos"), titles.index("plazo de pagos stripe")
@@ -501,9 +506,7 @@ async def test_a_silent_question_in_the_first_person_gets_its_nearest_memory_as_
     service, store = await _service(tmp_path, notes)
     source = StoreSource(store, "u1")
     try:
-        source.snapshot()
-        assert source.settle(30)
-        snapshot = source.snapshot()
+        snapshot = _settled(source)
         fresh = FieldedIndex.of(snapshot.documents, turns=reader, passage=vectors)
         line = [d.title for d in snapshot.documents].index("reporting line")
         mine, theirs = "who's my boss again?", "who's the boss again?"
