@@ -43,6 +43,21 @@ def weights(query: str) -> dict[str, float]:
             {"voce", "onde"},
         ),
         (
+            "Como você prefere receber o resumo quando o deploy falha?",
+            {"prefere", "receber", "resumo", "deploy", "falha"},
+            {"voce", "quando"},
+        ),
+        (
+            "Cosa devo controllare quando il backup notturno non parte?",
+            {"controllare", "backup", "notturno", "parte"},
+            {"devo", "quando"},
+        ),
+        (
+            "В каком канале обсуждают релизы и у кого спросить про доступ?",
+            {"канале", "обсуждают", "релизы", "спросить", "доступ"},
+            {"каком", "кого", "про"},
+        ),
+        (
             "Sai dove sono le chiavi della sala server?",
             {"sai", "chiavi", "sala", "server"},
             {"sono", "della"},
@@ -91,7 +106,7 @@ def test_words_that_are_also_english_content_words_stay_terms(word: str) -> None
 def test_the_words_of_a_request_weigh_little_in_every_language() -> None:
     for word in (
         *("idee", "consejo", "conseil", "tipps", "dica", "consiglio", "hilfe", "rapide"),
-        *("मदद", "बताओ", "तरीका"),
+        *("मदद", "बताओ", "तरीका", "करने"),
     ):
         assert weights(f"{word} kubernetes")[word] == COMMON_WEIGHT
 

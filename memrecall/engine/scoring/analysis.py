@@ -446,6 +446,7 @@ STOPWORDS = frozenset(
     sto stanno fai faccio suoi vostro vostra
     хочешь хотел хотела могу можешь может мог могла должен должна буду будешь который
     которая которые которого свою своей моей моего твоя твои наша наши нашей ваша ваши
+    каком какого какому каким какую каких кого кому чего чему quando
     और लेकिन मगर पर तक भी ही तो जो कि या
     मैं मेरा मेरी मेरे मुझे मुझको हम हमारा हमारी हमारे हमें तुम तुम्हारा तुम्हारी तुम्हारे
     तुम्हें आप आपका आपकी आपके आपको वह वो वे ये यह इस इसे इसका इसकी इसके उस उसे उसका उसकी
@@ -470,7 +471,10 @@ Spanish, Portuguese, Italian and Russian (*darf*, *wollte*, *pourrait*, *podría
 *vorrei*, *могу*); French *font* (they do) and Italian *sue* (her) are left out, English words.
 Dropped from queries: they carry no topic. Words shorter than three letters become terms only
 with a digit, or as capital acronyms (:func:`is_acronym`). Hindi's list was added last: the
-Hindi turns of the blind sets matched memories on *पर* and *क्या* alone."""
+Hindi turns of the blind sets matched memories on *पर* and *क्या* alone. Then Portuguese and
+Italian *quando* (Spanish *cuando* and French *quand* were in) and the Russian cases of
+*какой*, *кто* and *что* (*каком*, *какого*, *кого*, *чего*): a question's *when* or *which*
+counted as a topical word and halved the share of it a memory could explain."""
 
 COMMON_WORDS = frozenset(
     """
@@ -537,7 +541,7 @@ COMMON_WORDS = frozenset(
     никогда новый новая новые следующий старый старая поставить быстро правда сказать начать
     вещь вещи взять думать время попробовать использовать хочу хотеть работа работает
     ngày tốt cách muốn biết làm đi thấy cần giúp thử dùng xem mới cũ nhanh thật
-    मदद अच्छा अच्छी अच्छे करना करें करूँ करो करते करता करती किया करके देना दें दूँ दो बताओ
+    मदद अच्छा अच्छी अच्छे करना करने करें करूँ करो करते करता करती किया करके देना दें दूँ दो बताओ
     बताइए बताएं बताना देखें देखना देखूँ पता चल चलता जानना चाहता चाहती चाहते नया नई नए
     पुराना बहुत ज़्यादा थोड़ा अभी फिर आज कल दिन हफ्ते साल समय तरीका
     """.split()
