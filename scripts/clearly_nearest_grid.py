@@ -36,7 +36,7 @@ from tests.test_one_language_pools import pools
 CORPUS = Path(__file__).parent.parent / "tests" / "fixtures" / "recall-eval.json"
 NEAR = (0.78, 0.80, 0.82, 0.84, 0.86)
 LEAD = (0.0, 0.01, 0.015, 0.02, 0.025, 0.03)
-TALK = (0.05, 0.1, 0.2, 0.3)
+TALK = (0.05, 0.1, 0.12, 0.15, 0.18, 0.2, 0.3)
 OFF = Params(clear_talk=0.0)
 """The shipped constants with the rule switched off: what the words leave silent."""
 

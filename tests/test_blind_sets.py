@@ -35,7 +35,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     "set-6.json": {
         "small-talk-heldout-6": (None, None, 36 / 40, None),
         "answerable-heldout-6": (22 / 24, 21 / 24, None, None),
-        "recency-heldout-2": (19 / 24, 11 / 24, None, 6 / 24),
+        "recency-heldout-2": (19 / 24, 12 / 24, None, 6 / 24),
     },
     "set-7.json": {"recency-heldout-3": (43 / 48, 16 / 24, None, 2 / 24)},
     "set-8.json": {"recency-heldout-4": (39 / 48, 3 / 4, None, 0.0)},
@@ -106,18 +106,20 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-25.json": {
         "small-talk-heldout-25": (None, None, 87 / 92, None),
-        "answerable-heldout-25": (55 / 80, 44 / 80, None, 0.0),
+        "answerable-heldout-25": (55 / 80, 45 / 80, None, 0.0),
     },
     "set-26.json": {
-        "small-talk-heldout-26": (None, None, 266 / 295, None),
-        "answerable-heldout-26": (160 / 199, 145 / 199, None, 2 / 37),
+        # 266 before the reader's bound for a silent turn's nearest memory moved from 0.1 to
+        # 0.15 (Params.clear_talk): one request answered, a question gained its first memory
+        "small-talk-heldout-26": (None, None, 264 / 295, None),
+        "answerable-heldout-26": (160 / 199, 146 / 199, None, 2 / 37),
     },
     "set-27.json": {
         # 220 before a question in the first person got its nearest memory without a lead
         # (first_person.speaks_of_self): two first-person requests answered, one question
         # gained; 219 once a hobby project and one's own home were private life
         "small-talk-heldout-27": (None, None, 219 / 257, None),
-        "answerable-heldout-27": (138 / 184, 119 / 184, None, 0.0),
+        "answerable-heldout-27": (138 / 184, 120 / 184, None, 0.0),
     },
     "set-28.json": {
         "small-talk-heldout-28": (None, None, 209 / 249, None),
@@ -141,7 +143,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-31.json": {  # small talk and questions in twelve languages, most across languages
         "small-talk-heldout-31": (None, None, 246 / 278, None),
-        "answerable-heldout-31": (123.5 / 173, 110 / 173, None, None),
+        "answerable-heldout-31": (123.5 / 173, 111 / 173, None, None),
     },
     "set-32.json": {  # the same in twelve languages (sv and tr new), written last
         "small-talk-heldout-32": (None, None, 190 / 217, None),
@@ -151,7 +153,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
         "small-talk-heldout-33": (None, None, 208 / 238, None),
         # ans-33b-207 lost its fifth place when the weak evidence threshold moved; three
         # silent questions gained a memory that stands out (Params.clear_near)
-        "answerable-heldout-33": (119.75 / 169, 104 / 169, None, None),
+        "answerable-heldout-33": (119.75 / 169, 105 / 169, None, None),
     },
     "set-34.json": {  # eight languages, each with sixteen memories of its own in it
         "small-talk-heldout-34": (None, None, 112 / 139, None),
@@ -159,7 +161,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-35.json": {  # the same protocol in eight languages (vi and it new to it)
         "small-talk-heldout-35": (None, None, 86 / 112, None),
-        "answerable-heldout-35": (120.5 / 128, 103 / 128, None, None),
+        "answerable-heldout-35": (120.5 / 128, 104 / 128, None, None),
     },
     "set-36.json": {  # the same in en, hi, ja, de, ko, es, zh, th, written after the rule
         "small-talk-heldout-36": (None, None, 78 / 101, None),
@@ -167,7 +169,7 @@ FLOORS: dict[str, dict[str, tuple[float | None, float | None, float | None, floa
     },
     "set-37.json": {  # the same in en, pt, de, ja, fr, zh, es, th, ru, ko; measured once
         "small-talk-heldout-37": (None, None, 106 / 138, None),
-        "answerable-heldout-37": (144.5 / 157, 125 / 157, None, None),
+        "answerable-heldout-37": (144.5 / 157, 126 / 157, None, None),
     },
     "set-38.json": {  # two German trees, an Italian and a Hindi one
         "small-talk-heldout-38": (None, None, 37 / 49, None),

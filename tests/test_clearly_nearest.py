@@ -23,8 +23,8 @@ QUESTION = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-20.0, cut
 """A reader that reads every turn as a question (probability of small talk about 0)."""
 TALK = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=20.0, cutoff=0.9)
 """A reader that reads every turn as small talk."""
-UNSURE = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-2.0, cutoff=0.9)
-"""A reader that gives every turn a probability of small talk of 0.12: not sure enough."""
+UNSURE = SemanticWeights(weights=[0.0, 0.0, 0.0], lexical=0.0, bias=-1.5, cutoff=0.9)
+"""A reader that gives every turn a probability of small talk of 0.18: not sure enough."""
 LEXICAL = TurnModel({}, bias=0.0, cutoff=0.99)
 """The lexical model reads every turn at 0.5: never plainly small talk."""
 PLAIN = TurnModel({}, bias=0.0, cutoff=0.4)
@@ -104,7 +104,7 @@ def test_where_the_words_answer_the_rule_takes_no_part() -> None:
 def test_small_talk_or_a_reader_not_sure_enough_gets_nothing() -> None:
     assert _index(weights=TALK).rank(ASKED, 5) == []
     assert _index(weights=UNSURE).rank(ASKED, 5) == []
-    assert _index(weights=UNSURE, params=Params(clear_talk=0.13)).rank(ASKED, 5) == [0]
+    assert _index(weights=UNSURE, params=Params(clear_talk=0.19)).rank(ASKED, 5) == [0]
 
 
 def test_a_turn_the_lexical_model_reads_as_small_talk_is_not_embedded() -> None:
