@@ -59,11 +59,57 @@ def test_a_turn_without_a_first_person_pronoun_does_not(turn: str) -> None:
     assert not speaks_of_self(turn)
 
 
-@given(st.text(max_size=60), st.sampled_from(["my", "ich", "je", "мне", "我", "내가", "मैं"]))
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "how do I find which process is using port 8080 on a Mac?",
+        "How can I undo a pushed commit?",
+        "git : comment je renomme une branche en local ET sur le remote ?",
+        "comment j'installe Node sur Windows ?",
+        "Wie berechne ich in SQL eine laufende Summe pro Kunde?",
+        "¿Cómo puedo ver la contraseña del wifi desde el portátil?",
+        "como eu faço um gráfico de pizza no Sheets?",
+        "Come posso esportare un foglio in PDF?",
+        "как мне поставить Python 3.12 на Ubuntu?",
+    ],
+)
+def test_the_subject_of_a_how_to_is_not_the_asker(turn: str) -> None:
+    # a generic how-to in the first person asks about the task, not about the person
+    assert not speaks_of_self(turn)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Mon abonnement se renouvelle, comment je peux le résilier ?",  # "mon" still counts
+        "Ich brauch einen Testserver – wie bekomm ich den?",
+        "Wie komme ich ins Büro rein, reicht der Ausweis noch?",  # names work: the office
+        "remind me how I like my reviews",
+        "do you remember how I like reviews?",  # "how I": no auxiliary, about the asker
+        "Preciso de um servidor de teste, como eu peço?",  # Portuguese "I need"
+        "Necesito acceso a staging",
+    ],
+)
+def test_a_how_to_with_another_first_person_word_or_about_work_still_does(turn: str) -> None:
+    assert speaks_of_self(turn)
+
+
+@given(st.text(max_size=60), st.sampled_from(["my", "mein", "mon", "мой", "我", "내가", "मैं"]))
 def test_a_pronoun_as_a_word_of_its_own_makes_any_turn_first_person(
     text: str, pronoun: str
 ) -> None:
     assert speaks_of_self(f"{text} {pronoun} ?")
+
+
+@given(
+    st.sampled_from(["how do I", "wie mache ich", "comment je", "cómo puedo", "как мне"]),
+    st.text(alphabet=st.characters(categories=["Nd", "P", "Zs", "Sm"]), max_size=30),
+)
+def test_a_how_to_subject_alone_is_not_first_person_and_a_possessive_makes_it(
+    how: str, rest: str
+) -> None:
+    assert not speaks_of_self(f"{how} {rest}")
+    assert speaks_of_self(f"{how} {rest} my")
 
 
 @given(st.text(alphabet=st.characters(categories=["Nd", "P", "Zs", "Sm"]), max_size=40))

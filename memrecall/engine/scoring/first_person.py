@@ -10,14 +10,24 @@ passages then answer it with its nearest memory even where that memory does not 
 
 The pronouns are matched on the turn's own text, not on its terms: the analyser drops words
 of one or two letters (*I*, *my*, *je*, *mi*, *я*). Spanish, Portuguese and Italian drop the
-pronoun, so their first person of *can*, *must*, *have* and *am* counts too (*puedo*,
-*posso*, *ho aggiornato*). Left out: French *ma* and *mes* (Italian *ma* is "but", Spanish
-*mes* is "month").
+pronoun, so their first person of *can*, *must*, *have*, *am* and *need* counts too (*puedo*,
+*posso*, *ho aggiornato*, *preciso*). Left out: French *ma* and *mes* (Italian *ma* is "but",
+Spanish *mes* is "month").
+
+A subject pronoun right after *how* asks how to do something, not about the asker: "how do I
+find which process holds port 8080?", "comment je renomme une branche ?", "Wie berechne ich
+eine laufende Summe in SQL?" are generic how-tos, so that pronoun does not count (any other
+first-person word of the turn still does: "*Mon* abonnement…, comment je peux le résilier
+?"), unless the turn names work (:func:`~memrecall.engine.scoring.turn_words.says_work`: "Wie
+komme ich ins *Büro* rein?" asks about the asker's workplace).
 """
 
 from __future__ import annotations
 
 import regex
+
+from memrecall.engine.scoring.analysis import query_words
+from memrecall.engine.scoring.turn_words import says_work
 
 __all__ = ["speaks_of_self"]
 
@@ -26,9 +36,9 @@ _SPACED = (
     "i i'm i've i'd i'll me my mine myself ich mir mich mein meine meinen meinem meiner meines",
     # French, Spanish, Portuguese, Italian
     "je moi mon yo mi mis eu meu minha meus minhas io mio mia miei mie",
-    # the first person of "can", "must", "have", "am" where the pronoun is dropped: Spanish,
+    # the first person of "can", "must", "have", "am", "need" where the pronoun is dropped: Spanish,
     # Portuguese, Italian
-    "puedo debo tengo estoy posso devo tenho estou ho",
+    "puedo debo tengo estoy necesito posso devo tenho estou preciso ho",
     # Russian, Hindi, Vietnamese
     "я мне меня мной мой моя мою моё моего моей мои моих मैं मेरे मेरा मेरी मुझे tôi mình",
 )
@@ -53,8 +63,31 @@ _PATTERN = regex.compile(
 )
 
 
+_W = r"[\p{L}\p{M}]"
+_HOW_I = regex.compile(
+    rf"(?<!{_W})(?:"
+    rf"(?:how|wie)\s+{_W}+\s+(?:i|ich)"
+    rf"|(?:comment|cómo|como|come)(?:\s+{_W}+)?\s+(?:je|j['’]{_W}+|yo|eu|io"
+    r"|puedo|debo|tengo|necesito|posso|devo|tenho|preciso)"
+    r"|как\s+мне"
+    rf")(?!{_W})",
+    regex.IGNORECASE,
+)
+"""The subject of a how-to: *how* and *wie* with the verb or auxiliary between them and the
+pronoun ("how *do* I", "wie *mache* ich"; "how I like my reviews" is about the asker);
+*comment*, *cómo*, *como*, *come* right before the pronoun or the pro-drop verb, or one word
+before ("comment je fais", "cómo puedo", "como eu peço"); Russian *как мне*."""
+
+
 def speaks_of_self(text: str) -> bool:
     """Whether ``text`` holds a first-person pronoun of a language people write to the agent
-    in ("who's *my* manager?", "Darf *ich*…", "*j'*ai", "у *меня*", "*我*一般…", "*내가*…").
+    in ("who's *my* manager?", "Darf *ich*…", "*j'*ai", "у *меня*", "*我*一般…", "*내가*…"),
+    other than the subject of a how-to (:data:`_HOW_I`) in a turn that does not name work.
     A word of two capitals is an acronym, not a pronoun (``IO``, ``MI``)."""
-    return any(not (len(found) == 2 and found.isupper()) for found in _PATTERN.findall(text))
+    found = [m for m in _PATTERN.finditer(text) if not (len(m[0]) == 2 and m[0].isupper())]
+    if not found:
+        return False
+    how = [m.span() for m in _HOW_I.finditer(text)]
+    if not how or says_work(query_words(text)):
+        return True
+    return any(not any(start <= m.start() < end for start, end in how) for m in found)
