@@ -86,6 +86,8 @@ def test_the_subject_of_a_how_to_is_not_the_asker(turn: str) -> None:
         "Wie komme ich ins Büro rein, reicht der Ausweis noch?",  # names work: the office
         "remind me how I like my reviews",
         "do you remember how I like reviews?",  # "how I": no auxiliary, about the asker
+        "tu te rappelles comment je préfère les revues ?",  # "comment" inside a clause
+        "¿alguien como yo puede pedir acceso a producción?",  # "como yo": like me
         "Preciso de um servidor de teste, como eu peço?",  # Portuguese "I need"
         "Necesito acceso a staging",
     ],

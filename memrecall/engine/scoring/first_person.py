@@ -65,7 +65,7 @@ _PATTERN = regex.compile(
 
 _W = r"[\p{L}\p{M}]"
 _HOW_I = regex.compile(
-    rf"(?<!{_W})(?:"
+    r"(?<=(?:^|[\p{P}\p{S}])\s*)(?:"
     rf"(?:how|wie)\s+{_W}+\s+(?:i|ich)"
     rf"|(?:comment|cómo|como|come)(?:\s+{_W}+)?\s+(?:je|j['’]{_W}+|yo|eu|io"
     r"|puedo|debo|tengo|necesito|posso|devo|tenho|preciso)"
@@ -73,8 +73,10 @@ _HOW_I = regex.compile(
     rf")(?!{_W})",
     regex.IGNORECASE,
 )
-"""The subject of a how-to: *how* and *wie* with the verb or auxiliary between them and the
-pronoun ("how *do* I", "wie *mache* ich"; "how I like my reviews" is about the asker);
+"""The subject of a how-to, the how-word opening the turn or a clause (after punctuation: "tu
+te rappelles comment je préfère…" asks about the asker): *how* and *wie* with the verb or
+auxiliary between them and the pronoun ("how *do* I", "wie *mache* ich"; "how I like my
+reviews" is about the asker);
 *comment*, *cómo*, *como*, *come* right before the pronoun or the pro-drop verb, or one word
 before ("comment je fais", "cómo puedo", "como eu peço"); Russian *как мне*."""
 
