@@ -71,6 +71,7 @@ def test_a_turn_without_a_first_person_pronoun_does_not(turn: str) -> None:
         "como eu faço um gráfico de pizza no Sheets?",
         "Come posso esportare un foglio in PDF?",
         "как мне поставить Python 3.12 на Ubuntu?",
+        "ok thanks\nhow do I squash two commits?",  # a line of its own opens a clause too
     ],
 )
 def test_the_subject_of_a_how_to_is_not_the_asker(turn: str) -> None:

@@ -14,12 +14,13 @@ pronoun, so their first person of *can*, *must*, *have*, *am* and *need* counts 
 *posso*, *ho aggiornato*, *preciso*). Left out: French *ma* and *mes* (Italian *ma* is "but",
 Spanish *mes* is "month").
 
-A subject pronoun right after *how* asks how to do something, not about the asker: "how do I
-find which process holds port 8080?", "comment je renomme une branche ?", "Wie berechne ich
-eine laufende Summe in SQL?" are generic how-tos, so that pronoun does not count (any other
-first-person word of the turn still does: "*Mon* abonnement…, comment je peux le résilier
-?"), unless the turn names work (:func:`~memrecall.engine.scoring.turn_words.says_work`: "Wie
-komme ich ins *Büro* rein?" asks about the asker's workplace).
+A subject pronoun after a *how* that opens a clause asks how to do something, not about the
+asker: "how do I find which process holds port 8080?", "comment je renomme une branche ?",
+"Wie berechne ich eine laufende Summe in SQL?" are generic how-tos, so that pronoun does not
+count (any other first-person word of the turn still does: "*Mon* abonnement…, comment je
+peux le résilier ?"), unless the turn names work
+(:func:`~memrecall.engine.scoring.turn_words.says_work`: "Wie komme ich ins *Büro* rein?" asks
+about the asker's workplace).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ _PATTERN = regex.compile(
 
 _W = r"[\p{L}\p{M}]"
 _HOW_I = regex.compile(
-    r"(?<=(?:^|[\p{P}\p{S}])\s*)(?:"
+    r"(?<=(?:^|[\p{P}\p{S}\n])\s*)(?:"
     rf"(?:how|wie)\s+{_W}+\s+(?:i|ich)"
     rf"|(?:comment|cómo|como|come)(?:\s+{_W}+)?\s+(?:je|j['’]{_W}+|yo|eu|io"
     r"|puedo|debo|tengo|necesito|posso|devo|tenho|preciso)"
@@ -73,12 +74,12 @@ _HOW_I = regex.compile(
     rf")(?!{_W})",
     regex.IGNORECASE,
 )
-"""The subject of a how-to, the how-word opening the turn or a clause (after punctuation: "tu
-te rappelles comment je préfère…" asks about the asker): *how* and *wie* with the verb or
-auxiliary between them and the pronoun ("how *do* I", "wie *mache* ich"; "how I like my
-reviews" is about the asker);
-*comment*, *cómo*, *como*, *come* right before the pronoun or the pro-drop verb, or one word
-before ("comment je fais", "cómo puedo", "como eu peço"); Russian *как мне*."""
+"""The subject of a how-to, its how-word opening the turn, a line or a clause (after
+punctuation; "tu te rappelles comment je préfère…" asks about the asker): *how* and *wie* with
+the verb or auxiliary between them and the pronoun ("how *do* I", "wie *mache* ich"; "how I
+like my reviews" is about the asker); *comment*, *cómo*, *como*, *come* right before the
+pronoun or the pro-drop verb, or one word before ("comment je fais", "cómo puedo", "como eu
+peço"); Russian *как мне*."""
 
 
 def speaks_of_self(text: str) -> bool:
