@@ -13,7 +13,8 @@ turns that were small talk), and the questions whose first memory is their ``top
 with a relevant memory in their five. ``--fitted-pool`` sets ``Params.fitted_pool`` (the
 scale coverage and evidence are judged on; 1 judges each pool on its own scale), ``--scorer``
 one of ``memrecall eval``'s (``fielded`` by default), and ``--turns`` lists the small talk
-that gets a memory and the questions left silent.
+that gets a memory and the questions left silent. Last, the languages that meet the issue's
+target for small talk (:func:`meets_target`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ from memrecall.tooling.evaluation import evaluate
 from tests.test_one_language_pools import pools
 
 SETS = (34, 35, 36, 37, 38)
+TARGET_SILENT = 0.9
+TARGET_PRECISION = 0.95
+"""Issue 18's target for small talk, per language: the share of it left silent, and the share
+of silent turns that were small talk."""
+
+
+def meets_target(row: list[int]) -> bool:
+    """Whether one language's counts (:func:`main`'s row) meet :data:`TARGET_SILENT` and
+    :data:`TARGET_PRECISION`; a language with no small talk or no silent turn does not."""
+    talk, quiet, _questions, unanswered = row[:4]
+    if not talk or not quiet:
+        return False
+    return quiet >= TARGET_SILENT * talk and quiet >= TARGET_PRECISION * (quiet + unanswered)
 
 
 def _percent(part: int, whole: int) -> str:
@@ -82,6 +96,12 @@ def main(argv: list[str] | None = None) -> None:
         every = [a + b for a, b in zip(every, row, strict=True)]
         print(_row(lang, row))
     print(_row("all", every))
+    meeting = [lang for lang, row in sorted(totals.items()) if meets_target(row)]
+    print(
+        f"\nthe issue's target (small talk at least {TARGET_SILENT:.0%} silent at no-result"
+        f" precision at least {TARGET_PRECISION:.0%}): {len(meeting)} languages"
+        f" ({', '.join(meeting) or 'none'})"
+    )
     if args.turns:
         print("\n" + "\n".join(listed))
 

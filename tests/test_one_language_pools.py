@@ -9,7 +9,11 @@ judgement moved to the calibration corpus's scale (Params.fitted_pool);
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from memrecall.tooling.evaluation import Corpus, evaluate, parse_corpus
 from tests.test_blind_sets import ONE_CASE
@@ -68,3 +72,20 @@ def test_each_language_alone_stays_at_its_measured_figures(semantic_turns: None)
     assert total == 594
     for name, floor in FLOORS.items():
         assert counts[name] >= floor - ONE_CASE, (name, counts[name])
+
+
+@pytest.mark.parametrize(
+    ("row", "meets"),
+    [
+        ([20, 18, 30, 0, 0, 0], True),  # 90% silent, every silent turn small talk
+        ([20, 17, 30, 0, 0, 0], False),  # 85% silent
+        ([20, 19, 30, 1, 0, 0], True),  # 19 of 20 silent turns small talk: 95%
+        ([20, 19, 30, 2, 0, 0], False),  # 19 of 21: 90.5%
+        ([0, 0, 30, 3, 0, 0], False),  # no small talk to be silent on
+        ([20, 0, 30, 0, 0, 0], False),  # nothing silent
+    ],
+)
+def test_the_pools_script_counts_a_language_at_the_issues_target_by_both_halves(
+    import_script: Callable[[str], ModuleType], row: list[int], meets: bool
+) -> None:
+    assert import_script("one_language_pools").meets_target(row) is meets
