@@ -32,6 +32,11 @@ from memrecall.engine.scoring.turn_words import says_work
 
 __all__ = ["speaks_of_self"]
 
+_PRO_DROP_HOW = "puedo debo tengo necesito posso devo tenho preciso"
+"""The pro-drop first person of *can*, *must*, *have* and *need* (Spanish, Portuguese,
+Italian): the verbs a how-to asks with ("cómo puedo…"); :data:`_HOW_I` takes them as its
+subject."""
+
 _SPACED = (
     # English, German
     "i i'm i've i'd i'll me my mine myself ich mir mich mein meine meinen meinem meiner meines",
@@ -39,7 +44,7 @@ _SPACED = (
     "je moi mon yo mi mis eu meu minha meus minhas io mio mia miei mie",
     # the first person of "can", "must", "have", "am", "need" where the pronoun is dropped: Spanish,
     # Portuguese, Italian
-    "puedo debo tengo estoy necesito posso devo tenho estou preciso ho",
+    f"{_PRO_DROP_HOW} estoy estou ho",
     # Russian, Hindi, Vietnamese
     "я мне меня мной мой моя мою моё моего моей мои моих मैं मेरे मेरा मेरी मुझे tôi mình",
 )
@@ -68,8 +73,9 @@ _W = r"[\p{L}\p{M}]"
 _HOW_I = regex.compile(
     r"(?<=(?:^|[\p{P}\p{S}\n])\s*)(?:"
     rf"(?:how|wie)\s+{_W}+\s+(?:i|ich)"
-    rf"|(?:comment|cómo|como|come)(?:\s+{_W}+)?\s+(?:je|j['’]{_W}+|yo|eu|io"
-    r"|puedo|debo|tengo|necesito|posso|devo|tenho|preciso)"
+    rf"|(?:comment|cómo|como|come)(?:\s+{_W}+)?\s+(?:je|j['’]{_W}+|yo|eu|io|"
+    + "|".join(_PRO_DROP_HOW.split())
+    + ")"
     r"|как\s+мне"
     rf")(?!{_W})",
     regex.IGNORECASE,
